@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+// StageRack: a live performance rack for Linux. See README.md.
+import PackageDescription
+
+let package = Package(
+    name: "StageRack",
+    products: [
+        .executable(name: "stagerack", targets: ["stagerack"]),
+    ],
+    targets: [
+        // C libraries from Debian packages, each wrapped in exactly one Swift layer.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        // Tiny C helpers Swift cannot express: flush-to-zero, CPU time.
+        .target(name: "CStageShim"),
+
+        // Core: pure Swift, no C. Unit contract, parameters, graph compiler, render engine,
+        // queues, MIDI types and mapping, rack files and their validation.
+        .target(name: "StageCore"),
+        // Units: pure Swift DSP on the Core contract.
+        .target(name: "StageUnits", dependencies: ["StageCore"]),
+        // Synth: the FluidSynth generator unit.
+        .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
+        // Drivers: audio files (libsndfile, libsamplerate), the offline renderer.
+        .target(name: "StageDrivers", dependencies: ["StageCore", "CSndFile", "CSampleRate", "CStageShim"]),
+
+        // App: the `stagerack` command.
+        .executableTarget(
+            name: "stagerack",
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "CStageShim"]),
+
+        // Benchmarks and the release-build allocation check (never shipped).
+        .target(name: "CAllocCounter"),
+        .executableTarget(
+            name: "stagerack-bench",
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "CAllocCounter", "CStageShim"]),
+
+        // Measurements shared by the tests (levels, frequencies, onsets).
+        .target(name: "StageTestSupport"),
+
+        .testTarget(name: "StageCoreTests", dependencies: ["StageCore", "StageTestSupport"]),
+        .testTarget(name: "StageUnitsTests", dependencies: ["StageCore", "StageUnits", "StageTestSupport", "CAllocCounter"]),
+        .testTarget(
+            name: "StageDriversTests",
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

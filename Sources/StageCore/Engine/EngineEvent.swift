@@ -1,0 +1,66 @@
+/// A change for the render thread: a parameter target, a MIDI message for a unit, a
+/// tempo. Plain value, fixed size, sent through an `SPSCQueue`. Thread: any (a value).
+@frozen
+public struct EngineEvent: Sendable, BitwiseCopyable {
+    public enum Kind: UInt8, Sendable, BitwiseCopyable {
+        /// Set parameter `parameter` of unit `unit` to `value` (in the parameter's units).
+        case parameter
+        /// Deliver `message` to unit `unit`.
+        case midi
+        /// Set the rack's tempo to `value` BPM.
+        case tempo
+        /// Reset every unit (silence all tails).
+        case resetAll
+    }
+
+    public var kind: Kind
+    /// Absolute engine frame at which it applies; anything not after the current block's
+    /// start applies at frame 0 of the next block (`EngineEvent.now`).
+    public var sampleTime: Int64
+    public var unit: Int32
+    public var parameter: Int32
+    public var value: Float
+    public var message: MIDIMessage
+
+    /// Apply as soon as possible.
+    public static let now: Int64 = .min
+
+    @inlinable
+    public init(kind: Kind, sampleTime: Int64, unit: Int32 = 0, parameter: Int32 = 0, value: Float = 0,
+                message: MIDIMessage = MIDIMessage(status: 0)) {
+        self.kind = kind
+        self.sampleTime = sampleTime
+        self.unit = unit
+        self.parameter = parameter
+        self.value = value
+        self.message = message
+    }
+
+    @inlinable
+    public static func setParameter(_ address: ParameterAddress, _ value: Float, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .parameter, sampleTime: time, unit: Int32(address.unit), parameter: Int32(address.parameter),
+                    value: value)
+    }
+
+    @inlinable
+    public static func midi(_ message: MIDIMessage, toUnit unit: Int, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .midi, sampleTime: time, unit: Int32(unit), message: message)
+    }
+
+    @inlinable
+    public static func tempo(_ bpm: Double, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .tempo, sampleTime: time, value: Float(bpm))
+    }
+}
+
+/// Where a parameter lives in a compiled plan: unit index and parameter index.
+@frozen
+public struct ParameterAddress: Sendable, Hashable, BitwiseCopyable {
+    public var unit: Int
+    public var parameter: Int
+    @inlinable
+    public init(unit: Int, parameter: Int) {
+        self.unit = unit
+        self.parameter = parameter
+    }
+}

@@ -1,0 +1,180 @@
+/// Renders a `RenderPlan` block by block: applies queued events at their frames, smooths
+/// parameters, runs each step, and leaves the result in the plan's host output.
+///
+/// Thread: `render` on the render thread only; `init` on the control thread. Other threads
+/// talk to it only through `events` (one producer) and `controlEvents` (one producer).
+public final class RenderEngine: @unchecked Sendable {
+    public let plan: RenderPlan
+    /// Events from the MIDI thread or the offline driver, in time order. Producer: one thread.
+    public let events: SPSCQueue<EngineEvent>
+    /// Events from the control thread. Producer: one thread.
+    public let controlEvents: SPSCQueue<EngineEvent>
+    /// Frames rendered since start: the absolute time of the next block's first frame.
+    public private(set) var sampleTime: Int64 = 0
+    public private(set) var tempo: Double
+    /// What the output safety stage fixed so far.
+    public var safety: SafetyCounters { safetyCounters.pointee }
+    /// Events that arrived when the per-block list was full and waited for the next block.
+    public private(set) var deferredEvents = 0
+
+    let safetyCounters: UnsafeMutablePointer<SafetyCounters>
+    let blockEvents: UnsafeMutablePointer<EngineEvent>
+    let blockEventCapacity: Int
+    let unitEvents: UnsafeMutablePointer<UnitEvent>
+    let unitEventCapacity: Int
+    /// Per-step duration of the last instrumented blocks, in nanoseconds (benchmarks).
+    public let stepNanoseconds: UnsafeMutablePointer<UInt64>
+    public var measuresSteps = false
+
+    public init(plan: RenderPlan, queueCapacity: Int = 4096, eventsPerBlock: Int = 1024) {
+        self.plan = plan
+        events = SPSCQueue(minimumCapacity: queueCapacity)
+        controlEvents = SPSCQueue(minimumCapacity: 1024)
+        tempo = plan.rack.tempo
+        safetyCounters = .allocate(capacity: 1)
+        safetyCounters.initialize(to: SafetyCounters())
+        blockEventCapacity = eventsPerBlock
+        blockEvents = .allocate(capacity: eventsPerBlock)
+        unitEventCapacity = eventsPerBlock
+        unitEvents = .allocate(capacity: eventsPerBlock)
+        stepNanoseconds = .allocate(capacity: max(plan.steps.count, 1))
+        stepNanoseconds.initialize(repeating: 0, count: max(plan.steps.count, 1))
+    }
+
+    deinit {
+        safetyCounters.deallocate()
+        blockEvents.deallocate()
+        unitEvents.deallocate()
+        stepNanoseconds.deallocate()
+    }
+
+    /// Renders `frameCount` ≤ `plan.maxFrames` frames: reads `plan.hostInput`, writes
+    /// `plan.hostOutput`. Never allocates, locks or logs. Thread: render.
+    public func render(frameCount: Int) {
+        precondition(frameCount > 0 && frameCount <= plan.maxFrames, "block larger than the plan was prepared for")
+        let blockEnd = sampleTime + Int64(frameCount)
+        let count = gatherEvents(before: blockEnd)
+
+        // Global events first (they are not per unit).
+        for e in 0..<count where blockEvents[e].kind == .tempo {
+            tempo = Double(blockEvents[e].value)
+        }
+        for e in 0..<count where blockEvents[e].kind == .resetAll {
+            plan.resetUnits()
+        }
+
+        let steps = plan.steps
+        let hostInput = plan.hostInput
+        let hostOutput = plan.hostOutput
+        for s in 0..<steps.count {
+            let step = steps[s]
+            let u = step.unit
+            let bank = plan.parameters[u]
+            // Parameters: fill per-sample values, applying this unit's events at their frames.
+            bank.beginBlock()
+            var unitEventCount = 0
+            for e in 0..<count where Int(blockEvents[e].unit) == u {
+                let event = blockEvents[e]
+                let offset = max(0, Int(event.sampleTime - sampleTime))
+                switch event.kind {
+                case .parameter:
+                    bank.fill(upTo: offset)
+                    bank.setTarget(Int(event.parameter), event.value)
+                case .midi where unitEventCount < unitEventCapacity:
+                    unitEvents[unitEventCount] = UnitEvent(frameOffset: Int32(offset), message: event.message)
+                    unitEventCount += 1
+                default:
+                    break
+                }
+            }
+            bank.fill(upTo: frameCount)
+
+            for a in step.adapters { adapt(a, frames: frameCount) }
+            let context = RenderContext(
+                frameCount: frameCount, sampleTime: sampleTime, sampleRate: plan.sampleRate, tempo: tempo,
+                inputs: step.inputs, outputs: step.outputs, parameters: bank.renderValues,
+                events: UnsafeBufferPointer(start: unitEvents, count: unitEventCount), hostInput: hostInput,
+                hostOutput: hostOutput, safety: safetyCounters)
+            if measuresSteps {
+                let t0 = monotonicNanoseconds()
+                plan.units[u].render(context)
+                stepNanoseconds[s] &+= monotonicNanoseconds() &- t0
+            } else {
+                plan.units[u].render(context)
+            }
+        }
+        sampleTime = blockEnd
+    }
+
+    /// Moves the events due before `blockEnd` from both queues into `blockEvents`, merged
+    /// in time order. Returns how many. Thread: render.
+    @inline(__always)
+    private func gatherEvents(before blockEnd: Int64) -> Int {
+        var count = 0
+        while count < blockEventCapacity, let e = events.peek(), e.sampleTime < blockEnd {
+            _ = events.pop()
+            blockEvents[count] = e
+            count += 1
+        }
+        let firstControl = count
+        while count < blockEventCapacity, let e = controlEvents.peek(), e.sampleTime < blockEnd {
+            _ = controlEvents.pop()
+            blockEvents[count] = e
+            count += 1
+        }
+        if count == blockEventCapacity { deferredEvents &+= 1 }
+        if firstControl > 0 && count > firstControl {
+            // Insertion sort by time keeps each queue's own order (stable).
+            var i = firstControl
+            while i < count {
+                let e = blockEvents[i]
+                var j = i
+                while j > 0 && blockEvents[j - 1].sampleTime > e.sampleTime {
+                    blockEvents[j] = blockEvents[j - 1]
+                    j -= 1
+                }
+                blockEvents[j] = e
+                i += 1
+            }
+        }
+        return count
+    }
+
+    @inline(__always)
+    private func adapt(_ a: AdapterStep, frames: Int) {
+        switch a.kind {
+        case .monoToStereo:
+            let src = a.source[0]
+            a.destination[0].update(from: src, count: frames)
+            a.destination[1].update(from: src, count: frames)
+        case .stereoToMono:
+            let l = a.source[0]
+            let r = a.source[1]
+            let out = a.destination[0]
+            for i in 0..<frames { out[i] = 0.5 * (l[i] + r[i]) }
+        }
+    }
+
+    /// Starts again from time 0 with every unit's state cleared. Thread: control while not
+    /// rendering.
+    public func reset() {
+        plan.resetUnits()
+        sampleTime = 0
+        tempo = plan.rack.tempo
+        safetyCounters.pointee = SafetyCounters()
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// CLOCK_MONOTONIC in nanoseconds. Thread: any (no allocation).
+@inline(__always)
+public func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+}

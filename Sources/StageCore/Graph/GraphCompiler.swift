@@ -1,0 +1,345 @@
+/// Turns a rack description into a `RenderPlan`: checks the graph, orders it, makes and
+/// prepares the units, and assigns (and reuses) buffers. Thread: control, never render.
+public struct GraphCompiler {
+    public struct Options: Sendable {
+        public var sampleRate: Double
+        public var maxFrames: Int
+        /// Channels of the host input (microphone or `--input` file).
+        public var hostInputChannels: Int
+        public init(sampleRate: Double = 48000, maxFrames: Int = 512, hostInputChannels: Int = 1) {
+            self.sampleRate = sampleRate
+            self.maxFrames = maxFrames
+            self.hostInputChannels = hostInputChannels
+        }
+    }
+
+    public let registry: UnitRegistry
+    public init(registry: UnitRegistry) { self.registry = registry }
+
+    /// The graph checks alone: every error with the units it names. Units are not made.
+    public func check(_ rack: RackDescription) -> [RackDiagnostic] {
+        var d: [RackDiagnostic] = []
+        _ = analyse(rack, &d)
+        return d
+    }
+
+    struct Node {
+        var id: String
+        var type: any UnitType
+        var description: UnitDescription
+        var layout: BusLayout
+        /// Source node of each input bus.
+        var sources: [Int?]
+    }
+
+    /// Builds the graph, reporting errors; returns the nodes and render order (node indices).
+    private func analyse(_ rack: RackDescription, _ d: inout [RackDiagnostic], hostInputChannels: Int = 1)
+        -> (nodes: [Node], order: [Int], output: Int)?
+    {
+        func report(_ loc: SourceLocation?, _ path: String, _ msg: String) {
+            d.append(RackDiagnostic(file: rack.file, location: loc, path: path, message: msg))
+        }
+        let context = UnitBuildContext(sampleRate: 48000, hostInputChannels: hostInputChannels)
+        var nodes: [Node] = []
+        for u in rack.units {
+            guard let type = registry.type(named: u.type) else {
+                report(u.location, "units.\(u.id).type", "unknown unit type \"\(u.type)\"\(Suggest.hint(for: u.type, in: registry.names))")
+                continue
+            }
+            let layout = type.layout(u.settings, context)
+            nodes.append(Node(id: u.id, type: type, description: u, layout: layout, sources: Array(repeating: nil, count: layout.inputs.count)))
+        }
+        let ids = nodes.map(\.id)
+        var sourceLocation: [String: SourceLocation?] = [:]
+        var edgesOK = true
+        for c in rack.connections {
+            let path = "connections"
+            guard let from = ids.firstIndex(of: c.from.unit) else {
+                report(c.from.location, path, "no unit named \"\(c.from.unit)\"\(Suggest.hint(for: c.from.unit, in: ids))")
+                edgesOK = false
+                continue
+            }
+            guard let to = ids.firstIndex(of: c.to.unit) else {
+                report(c.to.location, path, "no unit named \"\(c.to.unit)\"\(Suggest.hint(for: c.to.unit, in: ids))")
+                edgesOK = false
+                continue
+            }
+            if nodes[from].layout.outputs.isEmpty {
+                report(c.from.location, path, "\"\(c.from.unit)\" (\(nodes[from].type.name)) has no output to connect from")
+                edgesOK = false
+                continue
+            }
+            let inputs = nodes[to].layout.inputs.count
+            guard c.to.bus >= 1 && c.to.bus <= inputs else {
+                let has = inputs == 0 ? "has no inputs" : inputs == 1 ? "has 1 input bus" : "has input buses 1…\(inputs)"
+                report(c.to.location, path, "\"\(c.to.unit)\" (\(nodes[to].type.name)) \(has); there is no bus \(c.to.bus)")
+                edgesOK = false
+                continue
+            }
+            if let existing = nodes[to].sources[c.to.bus - 1] {
+                report(
+                    c.to.location, path,
+                    "input bus \(c.to.bus) of \"\(c.to.unit)\" already has a source (\"\(nodes[existing].id)\"); "
+                        + "\"\(c.from.unit)\" cannot feed it too: mix them with a mixer unit")
+                edgesOK = false
+                continue
+            }
+            nodes[to].sources[c.to.bus - 1] = from
+            sourceLocation["\(to):\(c.to.bus)"] = c.to.location
+        }
+        let outputs = nodes.indices.filter { nodes[$0].type.role == .hostOutput }
+        if outputs.isEmpty {
+            report(nil, "units", "the rack has no output unit; add one, e.g. \"out\": { \"type\": \"output\" }, and connect to it")
+        } else if outputs.count > 1 {
+            let names = outputs.map { "\"\(nodes[$0].id)\"" }.joined(separator: ", ")
+            report(nodes[outputs[1]].description.location, "units", "a rack has one output unit; found \(outputs.count): \(names)")
+        }
+        guard edgesOK, outputs.count == 1 else { return nil }
+
+        // Topological order (Kahn), stable in rack order.
+        var consumers = Array(repeating: [Int](), count: nodes.count)
+        var pending = Array(repeating: 0, count: nodes.count)
+        for (i, n) in nodes.enumerated() {
+            for s in n.sources.compactMap({ $0 }) {
+                consumers[s].append(i)
+                pending[i] += 1
+            }
+        }
+        var order: [Int] = []
+        var ready = nodes.indices.filter { pending[$0] == 0 }
+        while !ready.isEmpty {
+            ready.sort()
+            let n = ready.removeFirst()
+            order.append(n)
+            for c in consumers[n] {
+                pending[c] -= 1
+                if pending[c] == 0 { ready.append(c) }
+            }
+        }
+        if order.count < nodes.count {
+            let cycle = findCycle(nodes, stuck: Set(nodes.indices.filter { pending[$0] > 0 }))
+            let names = cycle.map { nodes[$0].id }
+            report(
+                nodes[cycle[0]].description.location, "connections",
+                "the connections form a cycle: \((names + [names[0]]).joined(separator: " -> ")) (feedback needs a delay unit's own feedback parameter)")
+            return nil
+        }
+        return (nodes, order, outputs[0])
+    }
+
+    private func findCycle(_ nodes: [Node], stuck: Set<Int>) -> [Int] {
+        // Walk backwards along sources inside the stuck set until a node repeats.
+        var path: [Int] = []
+        var seen: [Int: Int] = [:]
+        var n = stuck.min()!
+        while seen[n] == nil {
+            seen[n] = path.count
+            path.append(n)
+            n = nodes[n].sources.compactMap { $0 }.first { stuck.contains($0) }!
+        }
+        return Array(path[seen[n]!...].reversed())
+    }
+
+    /// Compiles `rack` into a plan, or throws every problem found.
+    public func compile(_ rack: RackDescription, options: Options) throws(RackError) -> RenderPlan {
+        var d: [RackDiagnostic] = []
+        guard let (nodes, fullOrder, output) = analyse(rack, &d, hostInputChannels: options.hostInputChannels) else {
+            throw RackError(d)
+        }
+        func report(_ loc: SourceLocation?, _ path: String, _ msg: String) {
+            d.append(RackDiagnostic(file: rack.file, location: loc, path: path, message: msg))
+        }
+
+        // Keep the units the output can hear.
+        var heard = Set<Int>([output])
+        var stack = [output]
+        while let n = stack.popLast() {
+            for s in nodes[n].sources.compactMap({ $0 }) where !heard.contains(s) {
+                heard.insert(s)
+                stack.append(s)
+            }
+        }
+        var warnings: [String] = []
+        for (i, n) in nodes.enumerated() where !heard.contains(i) {
+            warnings.append("unit \"\(n.id)\" is not connected to the output and will not be heard")
+        }
+        let order = fullOrder.filter { heard.contains($0) }
+        let kept = nodes.indices.filter { heard.contains($0) }  // rack order
+        let unitIndex = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($1, $0) })
+
+        // Channel counts, in render order.
+        var inChannels = Array(repeating: [Int](), count: nodes.count)
+        var outChannels = Array(repeating: [Int](), count: nodes.count)
+        var adapters = Array(repeating: [ChannelAdapter?](), count: nodes.count)
+        for n in order {
+            let node = nodes[n]
+            var ins: [Int] = []
+            var adapt: [ChannelAdapter?] = []
+            for (b, format) in node.layout.inputs.enumerated() {
+                let sourceChannels = node.sources[b].map { outChannels[$0][0] }
+                switch format {
+                case .any:
+                    ins.append(sourceChannels ?? 1)
+                    adapt.append(nil)
+                case .channels(let want):
+                    ins.append(want)
+                    switch (sourceChannels, want) {
+                    case (nil, _): adapt.append(nil)
+                    case (let have?, _) where have == want: adapt.append(nil)
+                    case (1, 2): adapt.append(.monoToStereo)
+                    case (2, 1): adapt.append(.stereoToMono)
+                    case (let have?, _):
+                        report(
+                            node.description.location, "connections",
+                            "\"\(nodes[node.sources[b]!].id)\" has \(have) channels; input bus \(b + 1) of \"\(node.id)\" takes \(want)")
+                        adapt.append(nil)
+                    }
+                }
+            }
+            inChannels[n] = ins
+            adapters[n] = adapt
+            outChannels[n] = node.layout.outputs.map {
+                switch $0 {
+                case .channels(let c): return c
+                case .sameAsInput(let b): return ins.indices.contains(b) ? ins[b] : 1
+                }
+            }
+        }
+        if !d.isEmpty { throw RackError(d) }
+
+        // Make and prepare the units.
+        let context = UnitBuildContext(sampleRate: options.sampleRate, hostInputChannels: options.hostInputChannels)
+        var units: [any RackUnit] = []
+        var banks: [ParameterBank] = []
+        for n in kept {
+            let node = nodes[n]
+            let path = "units.\(node.id)"
+            do {
+                let unit = try node.type.make(node.description.settings, context)
+                try unit.prepare(
+                    PrepareSpec(
+                        sampleRate: options.sampleRate, maxFrames: options.maxFrames, inputChannels: inChannels[n],
+                        outputChannels: outChannels[n]))
+                units.append(unit)
+            } catch {
+                report(node.description.location, path, "\(error)")
+                continue
+            }
+            let specs = node.type.parameters(node.description.settings)
+            let bank = ParameterBank(specs: specs, sampleRate: options.sampleRate, maxFrames: options.maxFrames)
+            for v in node.description.parameterValues {
+                if let i = specs.firstIndex(where: { $0.id == v.id }) { bank.setImmediately(i, v.value) }
+            }
+            banks.append(bank)
+        }
+        if !d.isEmpty { throw RackError(d) }
+
+        // Buffers: mono channel buffers from a free list, released after their last reader.
+        var lastUse = Array(repeating: -1, count: nodes.count)
+        for (position, n) in order.enumerated() {
+            for s in nodes[n].sources.compactMap({ $0 }) { lastUse[s] = max(lastUse[s], position) }
+        }
+        var free: [Int] = []
+        var bufferCount = 0
+        func take(_ count: Int) -> [Int] {
+            (0..<count).map { _ in
+                if let b = free.popLast() { return b }
+                bufferCount += 1
+                return bufferCount - 1
+            }
+        }
+        let hostInputBuffers = take(options.hostInputChannels)
+        let hostOutputBuffers = take(2)
+        let silentChannels = 8
+        let silent = take(silentChannels)  // never written: the input of unconnected buses
+        var outputBuffers = Array(repeating: [[Int]](), count: nodes.count)
+        var adapterBuffers = Array(repeating: [[Int]?](), count: nodes.count)
+        for (position, n) in order.enumerated() {
+            var temps: [Int] = []
+            adapterBuffers[n] = adapters[n].enumerated().map { b, a in
+                guard a != nil else { return nil }
+                let t = take(inChannels[n][b])
+                temps += t
+                return t
+            }
+            outputBuffers[n] = outChannels[n].map { take($0) }
+            free += temps
+            for s in Set(nodes[n].sources.compactMap { $0 }) where lastUse[s] == position {
+                free += outputBuffers[s].flatMap { $0 }
+            }
+            if lastUse[n] < 0 { free += outputBuffers[n].flatMap { $0 } }  // nobody reads it
+        }
+        let storage = BusStorage(bufferCount: bufferCount, maxFrames: options.maxFrames)
+
+        let totalBuses = order.reduce(0) { $0 + inChannels[$1].count + outChannels[$1].count + adapters[$1].count }
+        let totalChannels =
+            order.reduce(0) { acc, n in
+                acc + inChannels[n].reduce(0, +) * 2 + outChannels[n].reduce(0, +)
+            } + options.hostInputChannels + 2
+        let tables = ChannelTable(capacity: totalChannels)
+        func bus(_ indices: [Int]) -> AudioBus { tables.bus(indices.map { storage.buffer($0) }) }
+        let busArrays = UnsafeMutableBufferPointer<AudioBus>.allocate(capacity: max(totalBuses, 1))
+        let adapterCount = adapters.reduce(0) { $0 + $1.compactMap { $0 }.count }
+        let adapterArrays = UnsafeMutableBufferPointer<AdapterStep>.allocate(capacity: max(adapterCount, 1))
+        let stepArray = UnsafeMutableBufferPointer<PlanStep>.allocate(capacity: max(order.count, 1))
+        var busUsed = 0
+        var adapterUsed = 0
+        var outputBuses = Array(repeating: [AudioBus](), count: nodes.count)
+        for (position, n) in order.enumerated() {
+            let node = nodes[n]
+            let outputStart = busUsed
+            for buffers in outputBuffers[n] {
+                let b = bus(buffers)
+                (busArrays.baseAddress! + busUsed).initialize(to: b)
+                outputBuses[n].append(b)
+                busUsed += 1
+            }
+            let inputStart = busUsed
+            let adapterStart = adapterUsed
+            for b in 0..<inChannels[n].count {
+                let channels = inChannels[n][b]
+                let input: AudioBus
+                if let s = node.sources[b] {
+                    let sourceBus = outputBuses[s][0]
+                    if let kind = adapters[n][b], let temp = adapterBuffers[n][b] {
+                        input = bus(temp)
+                        (adapterArrays.baseAddress! + adapterUsed).initialize(
+                            to: AdapterStep(kind: kind, source: sourceBus, destination: input))
+                        adapterUsed += 1
+                    } else {
+                        input = sourceBus
+                    }
+                } else {
+                    input = bus(Array(silent.prefix(min(channels, silentChannels))))
+                }
+                (busArrays.baseAddress! + busUsed).initialize(to: input)
+                busUsed += 1
+            }
+            (stepArray.baseAddress! + position).initialize(
+                to: PlanStep(
+                    unit: unitIndex[n]!,
+                    inputs: UnsafeBufferPointer(start: busArrays.baseAddress! + inputStart, count: inChannels[n].count),
+                    outputs: UnsafeBufferPointer(start: busArrays.baseAddress! + outputStart, count: outChannels[n].count),
+                    adapters: UnsafeBufferPointer(start: adapterArrays.baseAddress! + adapterStart, count: adapterUsed - adapterStart)))
+        }
+
+        // Latency and tail: the largest sum along any path into the output.
+        var latency = Array(repeating: 0, count: nodes.count)
+        var tail = Array(repeating: 0.0, count: nodes.count)
+        for n in order {
+            let u = units[unitIndex[n]!]
+            let upstream = nodes[n].sources.compactMap { $0 }
+            latency[n] = (upstream.map { latency[$0] }.max() ?? 0) + u.latencyFrames
+            tail[n] = (upstream.map { tail[$0] }.max() ?? 0) + u.tailSeconds
+        }
+        let receivers = kept.enumerated().filter { nodes[$1].type.receivesMIDI }.map { $0.offset }
+        let usesInput = kept.contains { nodes[$0].type.role == .hostInput }
+
+        return RenderPlan(
+            rack: rack, sampleRate: options.sampleRate, maxFrames: options.maxFrames, unitIDs: kept.map { nodes[$0].id },
+            unitTypes: kept.map { nodes[$0].type.name }, units: units, parameters: banks, midiReceivers: receivers,
+            hostInput: bus(hostInputBuffers), hostOutput: bus(hostOutputBuffers), usesHostInput: usesInput,
+            latencyFrames: latency[output], tailSeconds: tail[output], warnings: warnings, storage: storage,
+            tables: tables, busArrays: busArrays, adapterArrays: adapterArrays, stepArray: stepArray)
+    }
+}

@@ -1,0 +1,119 @@
+/// A rack as read from its file and checked: the units, how they connect, MIDI mappings
+/// and I/O preferences. Nothing is built yet. Thread: any (a value).
+public struct RackDescription: Sendable {
+    /// The file it was read from (for messages); empty when made in code.
+    public var file: String = ""
+    public var name: String = ""
+    /// The tempo that tempo-synced units start with, in BPM.
+    public var tempo: Double = 120
+    public var units: [UnitDescription] = []
+    public var connections: [ConnectionDescription] = []
+    public var midi = MIDIDescription()
+    public var io = IODescription()
+
+    public init() {}
+
+    public func unit(_ id: String) -> UnitDescription? { units.first { $0.id == id } }
+}
+
+/// One entry of `units`.
+public struct UnitDescription: Sendable {
+    public var id: String
+    public var type: String
+    public var location: SourceLocation?
+    public var settings: UnitSettings
+    /// Values the rack sets, by parameter id (already checked against the type).
+    public var parameterValues: [ParameterValueDescription]
+
+    public init(
+        id: String, type: String, location: SourceLocation? = nil, settings: UnitSettings = UnitSettings(),
+        parameterValues: [ParameterValueDescription] = []
+    ) {
+        self.id = id
+        self.type = type
+        self.location = location
+        self.settings = settings
+        self.parameterValues = parameterValues
+    }
+}
+
+public struct ParameterValueDescription: Sendable, Equatable {
+    public var id: String
+    public var value: Float
+    public var location: SourceLocation?
+    public init(id: String, value: Float, location: SourceLocation? = nil) {
+        self.id = id
+        self.value = value
+        self.location = location
+    }
+}
+
+/// One end of a connection: a unit and a bus (1-based, as written in the file).
+public struct Endpoint: Sendable, Equatable {
+    public var unit: String
+    public var bus: Int
+    public var location: SourceLocation?
+    public init(unit: String, bus: Int = 1, location: SourceLocation? = nil) {
+        self.unit = unit
+        self.bus = bus
+        self.location = location
+    }
+}
+
+/// `from` (its output bus 1) feeds input bus `to.bus` of `to`.
+public struct ConnectionDescription: Sendable, Equatable {
+    public var from: Endpoint
+    public var to: Endpoint
+    public init(from: Endpoint, to: Endpoint) {
+        self.from = from
+        self.to = to
+    }
+}
+
+/// The `midi` section.
+public struct MIDIDescription: Sendable {
+    /// Patterns of sequencer client/port names to connect to (`*` and `?` wildcards).
+    public var connect: [String] = []
+    public var map: [MIDIMappingDescription] = []
+    public init() {}
+}
+
+/// One entry of `midi.map`: a controller message moving a parameter.
+public struct MIDIMappingDescription: Sendable, Equatable {
+    public var cc: Int
+    /// 1…16, or nil for every channel.
+    public var channel: Int?
+    /// `unit.param`.
+    public var target: String
+    /// The value at controller 0 and at 127; nil means the parameter's range ends.
+    public var min: Float?
+    public var max: Float?
+    /// nil means the parameter's natural curve.
+    public var curve: ParameterCurve?
+    public var location: SourceLocation?
+    public var targetLocation: SourceLocation?
+
+    public init(
+        cc: Int, channel: Int? = nil, target: String, min: Float? = nil, max: Float? = nil,
+        curve: ParameterCurve? = nil, location: SourceLocation? = nil, targetLocation: SourceLocation? = nil
+    ) {
+        self.cc = cc
+        self.channel = channel
+        self.target = target
+        self.min = min
+        self.max = max
+        self.curve = curve
+        self.location = location
+        self.targetLocation = targetLocation
+    }
+}
+
+/// The `io` section: what live audio should open (flags override it).
+public struct IODescription: Sendable, Equatable {
+    public var playback: String?
+    public var capture: String?
+    public var sampleRate: Double?
+    public var period: Int?
+    public var periods: Int?
+    public init() {}
+}

@@ -1,0 +1,442 @@
+/// Reads a rack file into a `RackDescription`, reporting every problem at once with its
+/// line and column. Graph-level problems (cycles, missing buses) are the compiler's.
+/// Thread: control.
+public struct RackReader {
+    public let registry: UnitRegistry
+
+    static let topLevelKeys = ["format", "name", "description", "tempo", "units", "connections", "midi", "io"]
+    static let unitKeys = ["type", "params", "comment"]
+    static let midiKeys = ["connect", "map"]
+    static let mappingKeys = ["cc", "channel", "to", "min", "max", "curve", "comment"]
+    static let ioKeys = ["playback", "capture", "sampleRate", "period", "periods"]
+
+    public init(registry: UnitRegistry) {
+        self.registry = registry
+    }
+
+    /// Reads rack text. `file` is used in messages and to find files the rack names.
+    public func read(text: String, file: String = "") throws(RackError) -> RackDescription {
+        var ctx = Context(file: file)
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(text)
+        } catch {
+            throw RackError([RackDiagnostic(file: file, location: error.location, path: "", message: error.message)])
+        }
+        var rack = RackDescription()
+        rack.file = file
+        readRoot(root, into: &rack, &ctx)
+        if !ctx.diagnostics.isEmpty { throw RackError(ctx.diagnostics) }
+        return rack
+    }
+
+    struct Context {
+        var file: String
+        var diagnostics: [RackDiagnostic] = []
+        mutating func report(_ location: SourceLocation?, _ path: String, _ message: String) {
+            diagnostics.append(RackDiagnostic(file: file, location: location, path: path, message: message))
+        }
+        var rackDirectory: String {
+            guard let slash = file.lastIndex(of: "/") else { return "." }
+            return slash == file.startIndex ? "/" : String(file[..<slash])
+        }
+    }
+
+    private func checkKeys(
+        _ members: [JSONMember], allowed: [String], path: String, what: String, _ ctx: inout Context
+    ) {
+        for m in members where !allowed.contains(m.key) {
+            ctx.report(
+                m.keyLocation, join(path, m.key),
+                "unknown key in \(what)\(Suggest.hint(for: m.key, in: allowed))")
+        }
+    }
+
+    private func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    private func readRoot(_ root: JSONNode, into rack: inout RackDescription, _ ctx: inout Context) {
+        guard let members = root.members else {
+            ctx.report(root.location, "", "a rack file must be an object { ... }, found \(root.value.kindName)")
+            return
+        }
+        checkKeys(members, allowed: Self.topLevelKeys, path: "", what: "a rack", &ctx)
+        if let f = root["format"] {
+            if f.value.number != 1 {
+                ctx.report(f.value.location, "format", "this program reads rack format 1, the file says \(describe(f.value))")
+            }
+        } else {
+            ctx.report(root.location, "format", "missing; add \"format\": 1")
+        }
+        if let n = root["name"] {
+            if let s = n.value.string { rack.name = s } else {
+                ctx.report(n.value.location, "name", "must be a string, found \(n.value.value.kindName)")
+            }
+        }
+        if let t = root["tempo"] {
+            if let v = number(t.value, "tempo", range: 20...400, &ctx) { rack.tempo = v }
+        }
+        if let u = root["units"] {
+            readUnits(u.value, into: &rack, &ctx)
+        } else {
+            ctx.report(root.location, "units", "missing; a rack needs at least an output unit")
+        }
+        if let c = root["connections"] { readConnections(c.value, into: &rack, &ctx) }
+        if let m = root["midi"] { readMIDI(m.value, into: &rack, &ctx) }
+        if let io = root["io"] { readIO(io.value, into: &rack, &ctx) }
+    }
+
+    private func describe(_ node: JSONNode) -> String {
+        switch node.value {
+        case .number(let n): return formatNumber(n)
+        case .string(let s): return "\"\(s)\""
+        default: return node.value.kindName
+        }
+    }
+
+    private func number(
+        _ node: JSONNode, _ path: String, range: ClosedRange<Double>, integer: Bool = false, _ ctx: inout Context
+    ) -> Double? {
+        guard let v = node.number else {
+            ctx.report(node.location, path, "must be a number, found \(node.value.kindName)")
+            return nil
+        }
+        if integer && v != v.rounded() {
+            ctx.report(node.location, path, "must be a whole number, found \(formatNumber(v))")
+            return nil
+        }
+        if !range.contains(v) {
+            ctx.report(
+                node.location, path,
+                "\(formatNumber(v)) is outside \(formatNumber(range.lowerBound))…\(formatNumber(range.upperBound))")
+            return nil
+        }
+        return v
+    }
+
+    static func isValidUnitID(_ id: String) -> Bool {
+        guard let first = id.unicodeScalars.first, first == "_" || first.properties.isAlphabetic else { return false }
+        return id.unicodeScalars.allSatisfy { $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }
+    }
+
+    // MARK: units
+
+    private func readUnits(_ node: JSONNode, into rack: inout RackDescription, _ ctx: inout Context) {
+        guard let members = node.members else {
+            ctx.report(node.location, "units", "must be an object of named units, found \(node.value.kindName)")
+            return
+        }
+        for m in members {
+            let path = "units.\(m.key)"
+            if !Self.isValidUnitID(m.key) {
+                ctx.report(m.keyLocation, path, "unit names are letters, digits and _ (starting with a letter)")
+                continue
+            }
+            guard let fields = m.value.members else {
+                ctx.report(m.value.location, path, "a unit must be an object with a \"type\", found \(m.value.value.kindName)")
+                continue
+            }
+            guard let typeMember = m.value["type"] else {
+                ctx.report(m.value.location, path, "missing \"type\" (one of: \(registry.names.joined(separator: ", ")))")
+                continue
+            }
+            guard let typeName = typeMember.value.string else {
+                ctx.report(typeMember.value.location, "\(path).type", "must be a string")
+                continue
+            }
+            guard let type = registry.type(named: typeName) else {
+                ctx.report(
+                    typeMember.value.location, "\(path).type",
+                    "unknown unit type \"\(typeName)\"\(Suggest.hint(for: typeName, in: registry.names))")
+                continue
+            }
+            let settingKeys = type.settings.map(\.key)
+            let settingsMembers = fields.filter { !Self.unitKeys.contains($0.key) }
+            var settingsOK = true
+            for s in settingsMembers {
+                guard let spec = type.settings.first(where: { $0.key == s.key }) else {
+                    ctx.report(
+                        s.keyLocation, "\(path).\(s.key)",
+                        "unknown key for a \(typeName) unit\(Suggest.hint(for: s.key, in: settingKeys + Self.unitKeys))")
+                    settingsOK = false
+                    continue
+                }
+                if !checkSetting(s.value, spec, "\(path).\(s.key)", &ctx) { settingsOK = false }
+            }
+            for spec in type.settings where spec.required && !fields.contains(where: { $0.key == spec.key }) {
+                ctx.report(m.value.location, "\(path).\(spec.key)", "missing (\(spec.help))")
+                settingsOK = false
+            }
+            let settings = UnitSettings(members: settingsMembers, rackDirectory: ctx.rackDirectory)
+            if settingsOK {
+                for problem in type.check(settings) {
+                    let loc = settings.members.first { $0.key == problem.key }?.value.location ?? m.value.location
+                    ctx.report(loc, "\(path).\(problem.key)", problem.message)
+                    settingsOK = false
+                }
+            }
+            var values: [ParameterValueDescription] = []
+            if let p = m.value["params"], settingsOK {
+                values = readParams(p.value, type.parameters(settings), path: "\(path).params", &ctx)
+            } else if let p = m.value["params"], p.value.members == nil {
+                ctx.report(p.value.location, "\(path).params", "must be an object of parameter values")
+            }
+            rack.units.append(
+                UnitDescription(
+                    id: m.key, type: typeName, location: m.keyLocation, settings: settings, parameterValues: values))
+        }
+    }
+
+    private func checkSetting(_ node: JSONNode, _ spec: SettingSpec, _ path: String, _ ctx: inout Context) -> Bool {
+        switch spec.kind {
+        case .integer(let r):
+            return number(node, path, range: Double(r.lowerBound)...Double(r.upperBound), integer: true, &ctx) != nil
+        case .number(let r):
+            return number(node, path, range: r, &ctx) != nil
+        case .string:
+            if node.string == nil {
+                ctx.report(node.location, path, "must be a string, found \(node.value.kindName)")
+                return false
+            }
+            return true
+        case .choice(let choices):
+            guard let s = node.string else {
+                ctx.report(node.location, path, "must be one of \(spec.kind.summary)")
+                return false
+            }
+            if !choices.contains(s) {
+                ctx.report(node.location, path, "\"\(s)\" is not one of \(spec.kind.summary)\(Suggest.hint(for: s, in: choices))")
+                return false
+            }
+            return true
+        case .custom:
+            return true
+        }
+    }
+
+    private func readParams(
+        _ node: JSONNode, _ specs: [ParameterSpec], path: String, _ ctx: inout Context
+    ) -> [ParameterValueDescription] {
+        guard let members = node.members else {
+            ctx.report(node.location, path, "must be an object of parameter values, found \(node.value.kindName)")
+            return []
+        }
+        var values: [ParameterValueDescription] = []
+        for m in members {
+            let p = "\(path).\(m.key)"
+            guard let spec = specs.first(where: { $0.id == m.key }) else {
+                ctx.report(m.keyLocation, p, "unknown parameter\(Suggest.hint(for: m.key, in: specs.map(\.id)))")
+                continue
+            }
+            if let v = parameterValue(m.value, spec, p, &ctx) {
+                values.append(ParameterValueDescription(id: spec.id, value: v, location: m.value.location))
+            }
+        }
+        return values
+    }
+
+    /// A parameter value as written: a number, `true`/`false` for switches, a name for choices.
+    func parameterValue(_ node: JSONNode, _ spec: ParameterSpec, _ path: String, _ ctx: inout Context) -> Float? {
+        switch node.value {
+        case .bool(let b) where spec.unit == .boolean:
+            return b ? 1 : 0
+        case .string(let s) where spec.unit == .choice:
+            if let i = spec.choices.firstIndex(of: s) { return Float(i) }
+            ctx.report(
+                node.location, path,
+                "\"\(s)\" is not one of \(spec.choices.map { "\"\($0)\"" }.joined(separator: " | "))\(Suggest.hint(for: s, in: spec.choices))"
+            )
+            return nil
+        case .number(let n):
+            let r = spec.range
+            if Float(n) < r.lowerBound || Float(n) > r.upperBound {
+                ctx.report(
+                    node.location, path,
+                    "\(formatNumber(n)) is outside \(formatNumber(r.lowerBound))…\(formatNumber(r.upperBound))"
+                        + (spec.unit == .generic || spec.unit == .choice ? "" : " \(spec.unit.rawValue)"))
+                return nil
+            }
+            if (spec.unit == .choice || spec.unit == .boolean) && n != n.rounded() {
+                ctx.report(node.location, path, "must be a whole number, found \(formatNumber(n))")
+                return nil
+            }
+            return Float(n)
+        default:
+            let expected: String
+            switch spec.unit {
+            case .boolean: expected = "true or false"
+            case .choice: expected = "one of " + spec.choices.map { "\"\($0)\"" }.joined(separator: " | ")
+            default: expected = "a number"
+            }
+            ctx.report(node.location, path, "must be \(expected), found \(node.value.kindName)")
+            return nil
+        }
+    }
+
+    // MARK: connections
+
+    private func readConnections(_ node: JSONNode, into rack: inout RackDescription, _ ctx: inout Context) {
+        guard let elements = node.elements else {
+            ctx.report(node.location, "connections", "must be a list of chains like \"mic -> reverb -> out\"")
+            return
+        }
+        for (i, e) in elements.enumerated() {
+            let path = "connections[\(i)]"
+            guard let text = e.string else {
+                ctx.report(e.location, path, "must be a string like \"mic -> reverb -> out\", found \(e.value.kindName)")
+                continue
+            }
+            switch ConnectionSyntax.parse(text, at: e.location) {
+            case .success(let chain): rack.connections += chain
+            case .failure(let problem): ctx.report(problem.location, path, problem.message)
+            }
+        }
+    }
+
+    // MARK: midi
+
+    private func readMIDI(_ node: JSONNode, into rack: inout RackDescription, _ ctx: inout Context) {
+        guard let members = node.members else {
+            ctx.report(node.location, "midi", "must be an object with \"connect\" and/or \"map\"")
+            return
+        }
+        checkKeys(members, allowed: Self.midiKeys, path: "midi", what: "the midi section", &ctx)
+        if let c = node["connect"] {
+            if let list = c.value.elements {
+                for (i, e) in list.enumerated() {
+                    if let s = e.string { rack.midi.connect.append(s) } else {
+                        ctx.report(e.location, "midi.connect[\(i)]", "must be a string (a port name pattern)")
+                    }
+                }
+            } else {
+                ctx.report(c.value.location, "midi.connect", "must be a list of port name patterns")
+            }
+        }
+        if let m = node["map"] {
+            guard let list = m.value.elements else {
+                ctx.report(m.value.location, "midi.map", "must be a list of mappings")
+                return
+            }
+            for (i, e) in list.enumerated() {
+                if let mapping = readMapping(e, path: "midi.map[\(i)]", rack: rack, &ctx) { rack.midi.map.append(mapping) }
+            }
+        }
+    }
+
+    private func readMapping(
+        _ node: JSONNode, path: String, rack: RackDescription, _ ctx: inout Context
+    ) -> MIDIMappingDescription? {
+        guard let members = node.members else {
+            ctx.report(node.location, path, "a mapping must be an object like { \"cc\": 7, \"to\": \"mix.gain1\" }")
+            return nil
+        }
+        checkKeys(members, allowed: Self.mappingKeys, path: path, what: "a mapping", &ctx)
+        var ok = true
+        var cc = 0
+        if let c = node["cc"] {
+            if let v = number(c.value, "\(path).cc", range: 0...127, integer: true, &ctx) { cc = Int(v) } else { ok = false }
+        } else {
+            ctx.report(node.location, "\(path).cc", "missing (the controller number 0…127)")
+            ok = false
+        }
+        var channel: Int?
+        if let c = node["channel"] {
+            if let v = number(c.value, "\(path).channel", range: 1...16, integer: true, &ctx) { channel = Int(v) } else {
+                ok = false
+            }
+        }
+        var curve: ParameterCurve?
+        if let c = node["curve"] {
+            let names = ParameterCurve.allCases.map(\.rawValue)
+            if let s = c.value.string, let parsed = ParameterCurve(rawValue: s) { curve = parsed } else {
+                ctx.report(
+                    c.value.location, "\(path).curve",
+                    "must be one of \(names.joined(separator: ", "))\(Suggest.hint(for: c.value.string ?? "", in: names))")
+                ok = false
+            }
+        }
+        guard let to = node["to"] else {
+            ctx.report(node.location, "\(path).to", "missing (the parameter to move, as \"unit.param\")")
+            return nil
+        }
+        guard let target = to.value.string else {
+            ctx.report(to.value.location, "\(path).to", "must be a string \"unit.param\"")
+            return nil
+        }
+        guard let spec = resolveTarget(target, at: to.value.location, path: "\(path).to", rack: rack, &ctx) else {
+            return nil
+        }
+        var lower: Float?
+        var upper: Float?
+        for (key, slot) in [("min", 0), ("max", 1)] {
+            guard let n = node[key] else { continue }
+            if let v = parameterValue(n.value, spec, "\(path).\(key)", &ctx) {
+                if slot == 0 { lower = v } else { upper = v }
+            } else {
+                ok = false
+            }
+        }
+        if curve == .log, spec.range.lowerBound <= 0, (lower ?? spec.range.lowerBound) <= 0 || (upper ?? spec.range.upperBound) <= 0 {
+            ctx.report(node["curve"]?.value.location, "\(path).curve", "a log curve needs min and max above 0")
+            ok = false
+        }
+        guard ok else { return nil }
+        return MIDIMappingDescription(
+            cc: cc, channel: channel, target: target, min: lower, max: upper, curve: curve, location: node.location,
+            targetLocation: to.value.location)
+    }
+
+    /// Finds the parameter a `unit.param` address names, reporting what is wrong if none.
+    func resolveTarget(
+        _ target: String, at location: SourceLocation, path: String, rack: RackDescription, _ ctx: inout Context
+    ) -> ParameterSpec? {
+        let parts = target.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            ctx.report(location, path, "\"\(target)\" is not an address like \"unit.param\"")
+            return nil
+        }
+        let unitID = String(parts[0])
+        let paramID = String(parts[1])
+        guard let unit = rack.unit(unitID) else {
+            ctx.report(location, path, "no unit named \"\(unitID)\"\(Suggest.hint(for: unitID, in: rack.units.map(\.id)))")
+            return nil
+        }
+        guard let type = registry.type(named: unit.type) else { return nil }
+        let specs = type.parameters(unit.settings)
+        guard let spec = specs.first(where: { $0.id == paramID }) else {
+            ctx.report(
+                location, path,
+                "a \(unit.type) unit has no parameter \"\(paramID)\"\(Suggest.hint(for: paramID, in: specs.map(\.id)))")
+            return nil
+        }
+        return spec
+    }
+
+    // MARK: io
+
+    private func readIO(_ node: JSONNode, into rack: inout RackDescription, _ ctx: inout Context) {
+        guard let members = node.members else {
+            ctx.report(node.location, "io", "must be an object")
+            return
+        }
+        checkKeys(members, allowed: Self.ioKeys, path: "io", what: "the io section", &ctx)
+        for m in members {
+            let p = "io.\(m.key)"
+            switch m.key {
+            case "playback", "capture":
+                guard let s = m.value.string else {
+                    ctx.report(m.value.location, p, "must be an ALSA device name such as \"hw:1,0\"")
+                    continue
+                }
+                if m.key == "playback" { rack.io.playback = s } else { rack.io.capture = s }
+            case "sampleRate":
+                rack.io.sampleRate = number(m.value, p, range: 8000...384_000, integer: true, &ctx)
+            case "period":
+                rack.io.period = number(m.value, p, range: 16...8192, integer: true, &ctx).map { Int($0) }
+            case "periods":
+                rack.io.periods = number(m.value, p, range: 2...16, integer: true, &ctx).map { Int($0) }
+            default:
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+/// What a unit learns before it renders: sizes that let it allocate everything up front.
+public struct PrepareSpec: Sendable, Equatable {
+    public var sampleRate: Double
+    /// The largest block `render` will be asked for.
+    public var maxFrames: Int
+    /// Channels of each input bus, in bus order.
+    public var inputChannels: [Int]
+    /// Channels of each output bus, in bus order.
+    public var outputChannels: [Int]
+
+    public init(sampleRate: Double, maxFrames: Int, inputChannels: [Int], outputChannels: [Int]) {
+        self.sampleRate = sampleRate
+        self.maxFrames = maxFrames
+        self.inputChannels = inputChannels
+        self.outputChannels = outputChannels
+    }
+}
+
+/// A MIDI message for a unit, at a frame offset within the current block.
+public struct UnitEvent: Sendable, Equatable, BitwiseCopyable {
+    public var frameOffset: Int32
+    public var message: MIDIMessage
+
+    public init(frameOffset: Int32, message: MIDIMessage) {
+        self.frameOffset = frameOffset
+        self.message = message
+    }
+}
+
+/// The smoothed values of a unit's parameters for the current block.
+///
+/// `self[i]` points at `frameCount` per-sample values of parameter i (declaration order).
+/// When `isSteady(i)` the values are all equal to `value(i)`, so a unit may compute its
+/// coefficients once per block. Thread: render.
+public struct ParameterValues: @unchecked Sendable {
+    let base: UnsafeMutablePointer<Float>
+    let steady: UnsafePointer<Bool>
+    let stride: Int
+    public let count: Int
+
+    public init(base: UnsafeMutablePointer<Float>, steady: UnsafePointer<Bool>, stride: Int, count: Int) {
+        self.base = base
+        self.steady = steady
+        self.stride = stride
+        self.count = count
+    }
+
+    @inline(__always)
+    public subscript(index: Int) -> UnsafePointer<Float> { UnsafePointer(base + index * stride) }
+
+    /// The value at the first frame of the block.
+    @inline(__always)
+    public func value(_ index: Int) -> Float { base[index * stride] }
+
+    /// True when the parameter holds one value over the whole block.
+    @inline(__always)
+    public func isSteady(_ index: Int) -> Bool { steady[index] }
+}
+
+/// Everything a unit reads and writes in one call of `render`. Thread: render.
+public struct RenderContext: @unchecked Sendable {
+    public var frameCount: Int
+    /// Frames rendered since the engine started or was reset: the absolute time of frame 0.
+    public var sampleTime: Int64
+    public var sampleRate: Double
+    /// The rack's tempo in beats per minute (MIDI clock and tap tempo move it).
+    public var tempo: Double
+    /// Read-only: the unit must not write its inputs (they may be another unit's outputs).
+    public var inputs: UnsafeBufferPointer<AudioBus>
+    public var outputs: UnsafeBufferPointer<AudioBus>
+    public var parameters: ParameterValues
+    /// MIDI for this unit in this block, ordered by frame offset.
+    public var events: UnsafeBufferPointer<UnitEvent>
+    /// The engine's external input (the microphone, or the `--input` file offline).
+    public var hostInput: AudioBus
+    /// The engine's external output (the sound card, or the output file offline).
+    public var hostOutput: AudioBus
+    /// Counters the output stage writes to (NaN replaced, samples limited).
+    public var safety: UnsafeMutablePointer<SafetyCounters>
+}
+
+/// Counts of what the output safety stage had to fix. Thread: render writes, others read
+/// after rendering (offline) or through the engine's published copy (live).
+public struct SafetyCounters: Sendable, Equatable {
+    /// Samples that were NaN or infinite and became silence.
+    public var nonFiniteSamples: Int = 0
+    /// Samples whose level the limiter reduced.
+    public var limitedSamples: Int = 0
+    public init() {}
+}
+
+/// The contract every unit implements: a node of the graph with buses and parameters.
+///
+/// `prepare` may allocate and throw; `render` never allocates, locks, logs or calls
+/// Foundation; `reset` clears state without allocating. Parameters are declared by the
+/// unit's `UnitType` and smoothed by the engine; the unit reads `context.parameters`.
+public protocol RackUnit: AnyObject {
+    /// Sizes all memory. Thread: control. Called once before the first render.
+    func prepare(_ spec: PrepareSpec) throws
+
+    /// Renders one block of `context.frameCount` ≤ `maxFrames` frames. Thread: render.
+    func render(_ context: RenderContext)
+
+    /// Clears tails and delay lines so that the next render starts from silence, without
+    /// allocating. Thread: render, or control while the unit is not rendering.
+    func reset()
+
+    /// Frames by which the unit delays its input (the pitch unit has some; most have 0).
+    /// Thread: any, after prepare.
+    var latencyFrames: Int { get }
+
+    /// How long the unit keeps sounding after its input falls silent (reverb tails,
+    /// delay repeats), in seconds. Thread: any, after prepare.
+    var tailSeconds: Double { get }
+}
+
+extension RackUnit {
+    public var latencyFrames: Int { 0 }
+    public var tailSeconds: Double { 0 }
+}
+
+/// A unit's failure to prepare or to be made, with a message for the performer.
+public struct UnitError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
