@@ -42,8 +42,9 @@ let package = Package(
 
         .testTarget(name: "StageCoreTests", dependencies: ["StageCore", "StageTestSupport"]),
         .testTarget(name: "StageUnitsTests", dependencies: ["StageCore", "StageUnits", "StageTestSupport", "CAllocCounter"]),
+        // Whole-rack tests: rack files and their errors, offline renders, allocation counts.
         .testTarget(
-            name: "StageDriversTests",
+            name: "StageRackTests",
             dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
     ],
     swiftLanguageModes: [.v6]

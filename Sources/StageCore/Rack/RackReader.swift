@@ -76,6 +76,7 @@ public struct RackReader {
             if let v = number(t.value, "tempo", range: 20...400, &ctx) { rack.tempo = v }
         }
         if let u = root["units"] {
+            rack.unitsLocation = u.keyLocation
             readUnits(u.value, into: &rack, &ctx)
         } else {
             ctx.report(root.location, "units", "missing; a rack needs at least an output unit")
