@@ -14,6 +14,7 @@ let usage = """
     usage: stagerack COMMAND [ARGS]
 
     commands:
+      play RACK [...]                      run a rack live on ALSA (mic in, speakers out)
       render RACK --output OUT.wav [...]   render a rack offline (file in, file out)
       validate RACK...                     check rack files, every problem with line:column
       units [TYPE]                         unit types with their parameters
@@ -23,6 +24,7 @@ let usage = """
     """
 
 let commands: [String: (help: String, run: ([String]) throws -> Int32)] = [
+    "play": (PlayCommand.help, PlayCommand.run),
     "render": (RenderCommand.help, RenderCommand.run),
     "validate": (ValidateCommand.help, ValidateCommand.run),
     "units": (UnitsCommand.help, UnitsCommand.run),
@@ -57,6 +59,9 @@ func main() -> Int32 {
         return try command.run(rest)
     } catch let e as RackError {
         for d in e.diagnostics { Console.err(d.description) }
+        return 1
+    } catch let e as ALSAError {
+        Console.err("stagerack \(first): \(e)")
         return 1
     } catch let e as UsageError {
         Console.err("stagerack \(first): \(e.message)")
