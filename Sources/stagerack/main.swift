@@ -17,6 +17,7 @@ let usage = """
       play RACK [...]                      run a rack live on ALSA (mic in, speakers out)
       render RACK --output OUT.wav [...]   render a rack offline (file in, file out)
       validate RACK...                     check rack files, every problem with line:column
+      devices                              ALSA sound devices and what they accept
       units [TYPE]                         unit types with their parameters
       graph RACK                           the rack as a Graphviz DOT digraph
 
@@ -28,6 +29,7 @@ let commands: [String: (help: String, run: ([String]) throws -> Int32)] = [
     "render": (RenderCommand.help, RenderCommand.run),
     "validate": (ValidateCommand.help, ValidateCommand.run),
     "units": (UnitsCommand.help, UnitsCommand.run),
+    "devices": (DevicesCommand.help, DevicesCommand.run),
     "graph": (GraphCommand.help, GraphCommand.run),
 ]
 
