@@ -121,9 +121,10 @@ public struct DelayUnitType: UnitType {
 /// exactly linear within ±1 (0 dBFS), bends with a quadratic knee (m − (m−1)²/4) and is
 /// flat at ±2 from ±3 on, so the line never holds more than |input| + 2.
 ///
-/// Denormals: values written to the line and output samples below the smallest normal
+/// Silence and denormals: values written to the line below one 24-bit step (−144.5 dBFS)
+/// become 0, so the repeats end in true silence; output samples below the smallest normal
 /// float become 0; the low-pass state is flushed below 1e-30 every 32 samples of absolute
-/// time. Everything is computed per sample from absolute time, so the output does not
+/// time. NaN and ±Inf never enter the line (they become 0) and never leave as output. Everything is computed per sample from absolute time, so the output does not
 /// depend on block size. A tempo change takes effect at the block where the engine
 /// reports it (block-size dependent only because tempo is per block).
 ///
@@ -264,10 +265,23 @@ public final class DelayUnit: RackUnit {
         return Float(signOf: v, magnitudeOf: m - 0.25 * (k * k))
     }
 
-    /// Zero for subnormal values (and zero), the value otherwise.
+    /// The smallest level the loop keeps: one 24-bit step (2⁻²⁴, −144.5 dBFS). Anything
+    /// quieter written to the line becomes 0, so repeats end in true silence.
+    static let loopFloor: Float = 5.960_464_5e-8
+
+    /// Zero for subnormal, infinite and NaN values, the value otherwise (output samples).
     @inline(__always)
     static func flush(_ v: Float) -> Float {
-        abs(v) < Float.leastNormalMagnitude ? 0 : v
+        let m = abs(v)
+        return m >= Float.leastNormalMagnitude && m < Float.infinity ? v : 0
+    }
+
+    /// Zero for values under `loopFloor`, infinite or NaN (what is written to the line, so
+    /// a bad input sample cannot stay in the loop).
+    @inline(__always)
+    static func gate(_ v: Float) -> Float {
+        let m = abs(v)
+        return m >= loopFloor && m < Float.infinity ? v : 0
     }
 
     public func render(_ context: RenderContext) {
@@ -461,7 +475,7 @@ public final class DelayUnit: RackUnit {
         for i in 0..<count {
             let x = src[i]
             let l = lp[i]
-            line[i] = flush(x + saturate(fb * l))
+            line[i] = gate(x + saturate(fb * l))
             dst[i] = flush(dry * x + wet * l)
         }
     }
@@ -508,7 +522,7 @@ public final class DelayUnit: RackUnit {
             lp = p * base + s
             if (t + 1) & 31 == 0 && abs(lp) < 1e-30 { lp = 0 }
             let wet = pWet[i]
-            line[w] = flush(x + saturate(pFb[i] * lp))
+            line[w] = gate(x + saturate(pFb[i] * lp))
             dst[i] = flush((1 - wet) * x + wet * lp)
             w = (w &+ 1) & mask
         }

@@ -16,7 +16,8 @@ import StageCore
 /// 2. peak = max(|left|, |right|); the gain needed is ceiling/peak above the ceiling, else 1;
 /// 3. the gain drops to what is needed at once (instant attack, no look-ahead, so no
 ///    latency) and recovers toward 1 exponentially (time constant `releaseSeconds`,
-///    50 ms); within 1e-5 of 1 (−0.0001 dB) it snaps to exactly 1;
+///    50 ms); within 1e-5 of 1 (−0.0001 dB) it snaps to exactly 1 (about 0.6 s after a
+///    deep reduction);
 /// 4. a hard clip at ±ceiling guarantees the bound whatever rounding did.
 /// Samples whose level changed are counted (`limitedSamples`).
 ///
@@ -27,8 +28,12 @@ public final class SafetyLimiter {
     public let ceiling: Float
     /// Release time constant.
     public let releaseSeconds: Double
+    /// The current gain reduction, 1 − gain: 0 when not limiting. Kept as the reduction
+    /// (not the gain) because near unity a Float gain cannot move by the release's tiny
+    /// steps, while the reduction keeps full relative precision.
+    var reduction: Float = 0
     /// The current gain, 1 when not limiting.
-    public private(set) var gain: Float = 1
+    public var gain: Float { 1 - reduction }
     var releaseFactor: Float = 0.999_583
 
     public init(ceiling: Float, releaseSeconds: Double = 0.05) {
@@ -40,11 +45,11 @@ public final class SafetyLimiter {
     /// Sets the release for `sampleRate`. Thread: control.
     public func prepare(sampleRate: Double) {
         releaseFactor = Float(exp(-1 / (releaseSeconds * max(sampleRate, 1))))
-        gain = 1
+        reduction = 0
     }
 
     /// Back to unity gain. Thread: render, or control while not rendering.
-    public func reset() { gain = 1 }
+    public func reset() { reduction = 0 }
 
     /// Processes a stereo pair in place (one gain for both). Thread: render.
     @inline(__always)
@@ -52,14 +57,14 @@ public final class SafetyLimiter {
         left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int,
         counters: UnsafeMutablePointer<SafetyCounters>
     ) {
-        if gain == 1 && Self.within(left, frames, ceiling) && Self.within(right, frames, ceiling) { return }
+        if reduction == 0 && Self.within(left, frames, ceiling) && Self.within(right, frames, ceiling) { return }
         run(left, right, frames, counters)
     }
 
     /// Processes one channel in place. Thread: render.
     @inline(__always)
     public func process(mono: UnsafeMutablePointer<Float>, frames: Int, counters: UnsafeMutablePointer<SafetyCounters>) {
-        if gain == 1 && Self.within(mono, frames, ceiling) { return }
+        if reduction == 0 && Self.within(mono, frames, ceiling) { return }
         run(mono, nil, frames, counters)
     }
 
@@ -79,7 +84,7 @@ public final class SafetyLimiter {
         let c = ceiling
         var nonFinite = 0
         var limited = 0
-        var g = gain
+        var reduction = self.reduction
         let k = releaseFactor
         for i in 0..<frames {
             var l = left[i]
@@ -94,16 +99,19 @@ public final class SafetyLimiter {
             }
             let peak = max(abs(l), abs(r))
             let needed: Float = peak > c ? c / peak : 1
-            var d = (1 - g) * k
-            if d < 1e-5 { d = 0 }
-            g = min(needed, 1 - d)
+            // Release toward no reduction, then attack at once to what this frame needs.
+            reduction *= k
+            if reduction < 1e-5 { reduction = 0 }
+            let released = 1 - reduction
+            let g = min(needed, released)
+            if g < released { reduction = 1 - g }
             let ol = min(max(l * g, -c), c)
             let or = min(max(r * g, -c), c)
             limited += (ol != l ? 1 : 0) + (or != r ? 1 : 0)
             left[i] = ol
             right?[i] = or
         }
-        gain = g
+        self.reduction = reduction
         counters.pointee.nonFiniteSamples &+= nonFinite
         counters.pointee.limitedSamples &+= limited
     }
