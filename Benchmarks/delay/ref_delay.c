@@ -43,7 +43,16 @@ static inline float saturate(float v) {
     return v < 0.0f ? -s : s;
 }
 
-static inline float flush(float v) { return fabsf(v) < 1.17549435e-38f ? 0.0f : v; }
+/* Output: subnormal, infinite and NaN become 0. Line: also anything under one 24-bit step. */
+static inline float flush(float v) {
+    float m = fabsf(v);
+    return m >= 1.17549435e-38f && m < INFINITY ? v : 0.0f;
+}
+
+static inline float gate(float v) {
+    float m = fabsf(v);
+    return m >= 5.9604645e-8f && m < INFINITY ? v : 0.0f;
+}
 
 void ref_delay_block(ref_delay *d, const float *const *in, float *const *out, int n) {
     const int tap = d->tap;
@@ -67,7 +76,7 @@ void ref_delay_block(ref_delay *d, const float *const *in, float *const *out, in
                 float x = src[i];
                 float y = line[(w - tap) & MASK];
                 lp = b * lp + a * y;
-                line[w] = flush(x + saturate(fb * lp));
+                line[w] = gate(x + saturate(fb * lp));
                 dst[i] = flush(dry * x + wet * lp);
                 w = (w + 1) & MASK;
             }

@@ -8,7 +8,7 @@ typedef struct ref_delay ref_delay;
  *   (the PEERS.md "C feedback delay").
  * kind 1 "same": StageRack's delay algorithm in its steady state written the obvious way in C:
  *   + one-pole low-pass in the loop (one sample at a time), soft saturation of the
- *   recirculated part, subnormal flush of the line and the output. */
+ *   recirculated part, gate of the line (under 2^-24, NaN, Inf) and flush of the output. */
 ref_delay *ref_delay_new(int kind, int channels, int tap, float cutoff_hz, float feedback, float wet);
 void ref_delay_free(ref_delay *d);
 /* One block of n frames; in and out are arrays of channel pointers. */

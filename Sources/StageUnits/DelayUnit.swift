@@ -106,11 +106,14 @@ public struct DelayUnitType: UnitType {
 /// out = (1 − mix)·x + mix·lp
 /// ```
 /// The low-pass is evaluated in groups of four samples aligned on absolute time (t = 4k…4k+3):
-/// with L the value before the group, s(j) = b·s(j−1) + a·y(j) and P(j) = b·P(j−1)
-/// (s(0) = a·y(0), P(0) = b), lp(j) = P(j)·L + s(j). That is the same filter, but the
-/// serial dependency the loop waits on is one multiply-add per four samples instead of
-/// one per sample (Swift does not fuse multiply-adds), and it is the same arithmetic in
-/// every code path and for every block size.
+/// with L the value before the group and h(j) = a·y(j),
+/// lp(j) = b^(j+1)·L + ((h(j) + b·h(j−1)) + b²·h(j−2)) + b³·h(j−3)  (h before the group = 0).
+/// That is the same filter, but the serial dependency the loop waits on is one multiply-add
+/// per four samples instead of one per sample (Swift does not fuse multiply-adds), the
+/// four lanes compute in SIMD, and it is the same arithmetic in every code path and for
+/// every block size (`lowpassStep` is the one-sample form). While the cutoff moves, each
+/// sample uses its own pole for the whole expression (a negligible difference from the
+/// textbook recursion during a 20 ms ramp).
 ///
 /// Delay-time changes (parameter, `sync` or tempo) crossfade from the old tap to the new
 /// one over 40 ms with a smoothstep curve; a change that arrives during a crossfade waits
@@ -128,9 +131,9 @@ public struct DelayUnitType: UnitType {
 /// depend on block size. A tempo change takes effect at the block where the engine
 /// reports it (block-size dependent only because tempo is per block).
 ///
-/// Cost: when nothing moves and the delay is at least one block long, the block runs in
-/// two passes: the low-pass recursion (scalar), then the loop write and the mix
-/// (vectorized). Otherwise one fused per-sample loop with per-sample control values.
+/// Cost: when nothing moves and the delay is at least one block long, groups of four run
+/// in SIMD over contiguous runs of the line (a mirror of the ring's start follows its
+/// end). Otherwise one per-sample loop with per-sample control values.
 public final class DelayUnit: RackUnit {
     typealias P = DelayUnitType.P
     /// Crossfade length between read taps.
@@ -141,10 +144,14 @@ public final class DelayUnit: RackUnit {
     var sampleRate = 48000.0
     var channels = 0
     var maxFrames = 0
-    /// Delay lines, `channels × size` floats; `size` is a power of two.
+    /// Delay lines, `channels × stride` floats: a ring of `size` (a power of two) followed
+    /// by a mirror of its first `mirror` samples, so that a block's reads and writes are
+    /// contiguous even where the ring wraps.
     var lines: UnsafeMutablePointer<Float>? = nil
     var size = 0
     var mask = 0
+    var mirror = 0
+    var stride = 0
     var writeIndex = 0
     var maxDelaySamples = 1
     /// Per channel filter state, 4 floats each: lp, and for the group of four in progress:
@@ -203,16 +210,18 @@ public final class DelayUnit: RackUnit {
         size = 1
         while size < maxDelaySamples + 2 { size <<= 1 }
         mask = size - 1
-        lines = .allocate(capacity: channels * size)
-        state = .allocate(capacity: 4 * channels)
-        control = .allocate(capacity: 6 * maxFrames)
+        mirror = maxFrames + 8
+        stride = size + mirror
+        lines = .allocate(capacity: channels * stride)
+        state = .allocate(capacity: 8 * channels)
+        control = .allocate(capacity: 4 * maxFrames)
         controlTaps = .allocate(capacity: 2 * maxFrames)
         crossfadeFrames = max(1, Int((Self.crossfadeSeconds * sampleRate).rounded()))
         inverseCrossfadeFrames = 1 / Float(crossfadeFrames)
         cachedCutoff = -1
-        lines!.initialize(repeating: 0, count: channels * size)
-        state!.initialize(repeating: 0, count: 4 * channels)
-        control!.initialize(repeating: 0, count: 6 * maxFrames)
+        lines!.initialize(repeating: 0, count: channels * stride)
+        state!.initialize(repeating: 0, count: 8 * channels)
+        control!.initialize(repeating: 0, count: 4 * maxFrames)
         controlTaps!.initialize(repeating: 1, count: 2 * maxFrames)
         reset()
     }
@@ -220,8 +229,8 @@ public final class DelayUnit: RackUnit {
     /// Clears the lines and the filter; the next sample takes its tap at once (no crossfade).
     /// Thread: render, or control while not rendering.
     public func reset() {
-        if let lines { lines.update(repeating: 0, count: channels * size) }
-        if let state { state.update(repeating: 0, count: 4 * channels) }
+        if let lines { lines.update(repeating: 0, count: channels * stride) }
+        if let state { state.update(repeating: 0, count: 8 * channels) }
         writeIndex = 0
         fadeStep = 0
         needsSnap = true
@@ -312,29 +321,23 @@ public final class DelayUnit: RackUnit {
             let b = pole(params.value(P.lopassCutoff))
             let fb = min(max(params.value(P.feedback) * 0.01, -1), 1)
             let wet = min(max(params.value(P.wetDryMix) * 0.01, 0), 1)
-            let lp = control
+            let read = (writeIndex &- fastTap) & mask
             for c in 0..<chans {
-                let src = input[min(c, input.channelCount - 1)]
-                let line = lines + c * size
-                Self.lowpassPass(
-                    line: line, mask: mask, read: (writeIndex &- fastTap) & mask, b: b, out: lp, frames: n, start: start,
-                    state: state + 4 * c)
-                // Loop write and mix, in at most two contiguous runs of the line.
-                let first = min(n, size - writeIndex)
-                Self.mixPass(src: src, lp: lp, line: line + writeIndex, dst: output[c], fb: fb, wet: wet, count: first)
-                if first < n {
-                    Self.mixPass(
-                        src: src + first, lp: lp + first, line: line, dst: output[c] + first, fb: fb, wet: wet,
-                        count: n - first)
-                }
+                let line = lines + c * stride
+                Self.runSteady(
+                    src: input[min(c, input.channelCount - 1)], dst: output[c], read: line + read,
+                    write: line + writeIndex, b: b, fb: fb, wet: wet, frames: n, start: start, state: state + 8 * c)
+                syncMirror(line, from: writeIndex, frames: n, wroteAcrossEnd: true)
             }
         } else {
             fillControl(params, tempo: context.tempo, frames: n, control: control, taps: controlTaps)
             for c in 0..<chans {
-                let src = input[min(c, input.channelCount - 1)]
+                let line = lines + c * stride
                 Self.runFused(
-                    src: src, dst: output[c], line: lines + c * size, mask: mask, write: writeIndex, state: state + 4 * c,
-                    control: control, taps: controlTaps, stride: maxFrames, frames: n, start: start)
+                    src: input[min(c, input.channelCount - 1)], dst: output[c], line: line, mask: mask,
+                    write: writeIndex, state: state + 8 * c, control: control, taps: controlTaps, stride: maxFrames,
+                    frames: n, start: start)
+                syncMirror(line, from: writeIndex, frames: n, wroteAcrossEnd: false)
             }
         }
         for c in chans..<output.channelCount { output[c].update(repeating: 0, count: n) }
@@ -393,91 +396,151 @@ public final class DelayUnit: RackUnit {
         }
     }
 
-    /// Steady path, pass 1: the low-pass of `frames` samples read from `line` starting at
-    /// `read`, into `out`, in groups of four aligned on absolute time (see the type's doc);
-    /// the state is flushed at absolute multiples of 32. Thread: render.
+    /// Restores the mirror after a block wrote `frames` samples from ring index `from`.
+    /// The steady path writes contiguously past the ring's end (into the mirror), the
+    /// fused path wraps; either way the ring and its mirror agree afterwards.
     @inline(__always)
-    static func lowpassPass(
-        line: UnsafeMutablePointer<Float>, mask: Int, read: Int, b: Float, out: UnsafeMutablePointer<Float>,
-        frames n: Int, start: Int64, state: UnsafeMutablePointer<Float>
-    ) {
-        let a = 1 - b
-        let b2 = b * b
-        let b3 = b * b2
-        let b4 = b * b3
-        var lp = state[0]
-        var base = state[1]
-        var s = state[2]
-        var p = state[3]
-        var r = read
-        var i = 0
-        // Finish a group begun in the last block.
-        while i < n && (start + Int64(i)) & 3 != 0 {
-            s = b * s + a * line[r]
-            p = b * p
-            lp = p * base + s
-            out[i] = lp
-            r = (r &+ 1) & mask
-            i += 1
-            if (start + Int64(i)) & 31 == 0 && abs(lp) < 1e-30 { lp = 0 }
+    func syncMirror(_ line: UnsafeMutablePointer<Float>, from w: Int, frames n: Int, wroteAcrossEnd: Bool) {
+        if wroteAcrossEnd && w + n > size {
+            (line).update(from: line + size, count: w + n - size)
         }
-        let groupsEnd = i + ((n - i) & ~3)
-        while i < groupsEnd {
-            let boundary = 32 - Int((start + Int64(i)) & 31)
-            let end = min(groupsEnd, i + boundary)
-            while i < end {
-                let s0 = a * line[r]
-                let s1 = b * s0 + a * line[(r &+ 1) & mask]
-                let s2 = b * s1 + a * line[(r &+ 2) & mask]
-                let s3 = b * s2 + a * line[(r &+ 3) & mask]
-                out[i] = b * lp + s0
-                out[i + 1] = b2 * lp + s1
-                out[i + 2] = b3 * lp + s2
-                lp = b4 * lp + s3
-                out[i + 3] = lp
-                r = (r &+ 4) & mask
-                i += 4
-            }
-            if (start + Int64(i)) & 31 == 0 && abs(lp) < 1e-30 { lp = 0 }
+        // Ring samples 0..<mirror that this block wrote, copied to the mirror.
+        let end = w + n
+        if w < mirror {
+            let last = min(end, mirror)
+            (line + size + w).update(from: line + w, count: last - w)
         }
-        // Begin a group that ends in the next block.
-        if i < n {
-            base = lp
-            s = a * line[r]
-            p = b
-            lp = p * base + s
-            out[i] = lp
-            r = (r &+ 1) & mask
-            i += 1
-            while i < n {
-                s = b * s + a * line[r]
-                p = b * p
-                lp = p * base + s
-                out[i] = lp
-                r = (r &+ 1) & mask
-                i += 1
-            }
+        if end > size {
+            let count = min(end - size, mirror)
+            (line + size).update(from: line, count: count)
         }
-        state[0] = lp
-        state[1] = base
-        state[2] = s
-        state[3] = p
     }
 
-    /// Steady path, pass 2: writes the loop and the output from the input and the low-pass.
-    /// Element-wise, so it vectorizes. Thread: render.
+    /// One step of the low-pass for the sample at position `j` (0…3) of its group of four,
+    /// with this sample's pole `b`; `st` is the channel's filter state (see the type's doc):
+    /// [0] lp before the group, [1] the value carried to the next group, [2…4] a·y of the
+    /// group's previous samples (newest first). Returns lp. The SIMD path computes exactly
+    /// this, four lanes at a time. Thread: render.
     @inline(__always)
-    static func mixPass(
-        src: UnsafeMutablePointer<Float>, lp: UnsafeMutablePointer<Float>, line: UnsafeMutablePointer<Float>,
-        dst: UnsafeMutablePointer<Float>, fb: Float, wet: Float, count: Int
+    static func lowpassStep(_ y: Float, b: Float, j: Int, boundary: Bool, st: UnsafeMutablePointer<Float>) -> Float {
+        let h = (1 - b) * y
+        if j == 0 {
+            st[0] = st[1]
+            st[2] = 0
+            st[3] = 0
+            st[4] = 0
+        }
+        let b2 = b * b
+        let b3 = b * b2
+        let s = ((h + b * st[2]) + b2 * st[3]) + b3 * st[4]
+        let p: Float = j == 0 ? b : j == 1 ? b2 : j == 2 ? b3 : b * b3
+        let lp = p * st[0] + s
+        st[4] = st[3]
+        st[3] = st[2]
+        st[2] = h
+        if j == 3 { st[1] = boundary && abs(lp) < 1e-30 ? 0 : lp }
+        return lp
+    }
+
+    /// One channel with everything steady and a delay of at least one block: `read` and
+    /// `write` point at contiguous runs of the line. Groups of four (aligned on absolute
+    /// time) run in SIMD; a group split by the block's edges runs one sample at a time
+    /// through `lowpassStep`, with the same arithmetic. Thread: render.
+    @inline(__always)
+    static func runSteady(
+        src: UnsafeMutablePointer<Float>, dst: UnsafeMutablePointer<Float>, read: UnsafeMutablePointer<Float>,
+        write: UnsafeMutablePointer<Float>, b: Float, fb: Float, wet: Float, frames n: Int, start: Int64,
+        state: UnsafeMutablePointer<Float>
     ) {
         let dry = 1 - wet
-        for i in 0..<count {
+        var i = 0
+        @inline(__always)
+        func single(_ i: Int) {
+            let t = start + Int64(i)
             let x = src[i]
-            let l = lp[i]
-            line[i] = gate(x + saturate(fb * l))
-            dst[i] = flush(dry * x + wet * l)
+            let lp = lowpassStep(read[i], b: b, j: Int(t & 3), boundary: (t + 1) & 31 == 0, st: state)
+            write[i] = gate(x + saturate(fb * lp))
+            dst[i] = flush(dry * x + wet * lp)
         }
+        while i < n && (start + Int64(i)) & 3 != 0 {
+            single(i)
+            i += 1
+        }
+        let groupsEnd = i + ((n - i) & ~3)
+        if i < groupsEnd {
+            let a = 1 - b
+            let b2 = b * b
+            let b3 = b * b2
+            let powers = SIMD4<Float>(b, b2, b3, b * b3)
+            var carry = state[1]
+            let rawRead = UnsafeRawPointer(read)
+            let rawSrc = UnsafeRawPointer(src)
+            let rawWrite = UnsafeMutableRawPointer(write)
+            let rawDst = UnsafeMutableRawPointer(dst)
+            while i < groupsEnd {
+                let h = a * rawRead.loadUnaligned(fromByteOffset: 4 * i, as: SIMD4<Float>.self)
+                // s(j) = ((h(j) + b·h(j−1)) + b²·h(j−2)) + b³·h(j−3), zeros before the group.
+                let h1 = SIMD4<Float>(lowHalf: SIMD2(0, h[0]), highHalf: SIMD2(h[1], h[2]))
+                let h2 = SIMD4<Float>(lowHalf: SIMD2(0, 0), highHalf: h.lowHalf)
+                let h3 = SIMD4<Float>(lowHalf: SIMD2(0, 0), highHalf: SIMD2(0, h[0]))
+                let s = ((h + b * h1) + b2 * h2) + b3 * h3
+                let l = powers * carry + s
+                let last = l[3]
+                carry = (start + Int64(i) + 4) & 31 == 0 && abs(last) < 1e-30 ? 0 : last
+                let x = rawSrc.loadUnaligned(fromByteOffset: 4 * i, as: SIMD4<Float>.self)
+                let u = fb * l
+                // The saturator is the identity within ±1: skip it when every lane is.
+                let sat = any(abs4(u) .> 1) ? saturate4(u) : u
+                rawWrite.storeBytes(of: gate4(x + sat), toByteOffset: 4 * i, as: SIMD4<Float>.self)
+                rawDst.storeBytes(of: flush4(dry * x + wet * l), toByteOffset: 4 * i, as: SIMD4<Float>.self)
+                i += 4
+            }
+            // What the next group starts from (`lowpassStep` resets the rest at j = 0).
+            state[1] = carry
+        }
+        while i < n {
+            single(i)
+            i += 1
+        }
+    }
+
+    // Four at a time, with the same results as the scalar versions. Sign and magnitude
+    // go through the bit pattern (one and/or each); `pointwiseMin`/`pointwiseMax` are
+    // avoided: they are not inlined (a generic call per use, 10x slower here).
+
+    @inline(__always)
+    static func bits(_ v: SIMD4<Float>) -> SIMD4<UInt32> { unsafeBitCast(v, to: SIMD4<UInt32>.self) }
+
+    @inline(__always)
+    static func float(_ v: SIMD4<UInt32>) -> SIMD4<Float> { unsafeBitCast(v, to: SIMD4<Float>.self) }
+
+    @inline(__always)
+    static func abs4(_ v: SIMD4<Float>) -> SIMD4<Float> { float(bits(v) & 0x7fff_ffff) }
+
+    /// `saturate`, four at a time.
+    @inline(__always)
+    static func saturate4(_ v: SIMD4<Float>) -> SIMD4<Float> {
+        var m = abs4(v)
+        m.replace(with: 3, where: m .> 3)
+        var k = m - 1
+        k.replace(with: 0, where: k .< 0)
+        let r = m - 0.25 * (k * k)
+        // r ≥ 0: give it v's sign.
+        return float(bits(r) | (bits(v) & 0x8000_0000))
+    }
+
+    /// `flush`, four at a time.
+    @inline(__always)
+    static func flush4(_ v: SIMD4<Float>) -> SIMD4<Float> {
+        let m = abs4(v)
+        return v.replacing(with: 0, where: .!((m .>= Float.leastNormalMagnitude) .& (m .< Float.infinity)))
+    }
+
+    /// `gate`, four at a time.
+    @inline(__always)
+    static func gate4(_ v: SIMD4<Float>) -> SIMD4<Float> {
+        let m = abs4(v)
+        return v.replacing(with: 0, where: .!((m .>= loopFloor) .& (m .< Float.infinity)))
     }
 
     /// One channel with per-sample control values (crossfades, ramps, short delays): the
@@ -494,10 +557,6 @@ public final class DelayUnit: RackUnit {
         let pWet = control + 3 * stride
         let tA = taps
         let tB = taps + stride
-        var lp = state[0]
-        var base = state[1]
-        var s = state[2]
-        var p = state[3]
         var w = write
         for i in 0..<n {
             let t = start + Int64(i)
@@ -509,28 +568,14 @@ public final class DelayUnit: RackUnit {
                 let yb = line[(w &- tB[i]) & mask]
                 y = (1 - g) * ya + g * yb
             }
-            let b = pB[i]
-            let a = 1 - b
-            if t & 3 == 0 {
-                base = lp
-                s = a * y
-                p = b
-            } else {
-                s = b * s + a * y
-                p = b * p
-            }
-            lp = p * base + s
-            if (t + 1) & 31 == 0 && abs(lp) < 1e-30 { lp = 0 }
+            let lp = lowpassStep(y, b: pB[i], j: Int(t & 3), boundary: (t + 1) & 31 == 0, st: state)
             let wet = pWet[i]
             line[w] = gate(x + saturate(pFb[i] * lp))
             dst[i] = flush((1 - wet) * x + wet * lp)
             w = (w &+ 1) & mask
         }
-        state[0] = lp
-        state[1] = base
-        state[2] = s
-        state[3] = p
     }
+
     /// Updates `tailSeconds` from the last frame's settings: the longest tap, the repeats'
     /// decay to −60 dB (|feedback| per repeat), the crossfade and the low-pass's own decay.
     /// Recomputed only when one of them changed.
