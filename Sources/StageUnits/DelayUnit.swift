@@ -111,7 +111,7 @@ public struct DelayUnitType: UnitType {
 /// That is the same filter, but the serial dependency the loop waits on is one multiply-add
 /// per four samples instead of one per sample (Swift does not fuse multiply-adds), the
 /// four lanes compute in SIMD, and it is the same arithmetic in every code path and for
-/// every block size (`lowpassStep` is the one-sample form). While the cutoff moves, each
+/// every block size (`Lowpass.step` is the one-sample form). While the cutoff moves, each
 /// sample uses its own pole for the whole expression (a negligible difference from the
 /// textbook recursion during a 20 ms ramp).
 ///
@@ -360,12 +360,12 @@ public final class DelayUnit: RackUnit {
         let tA = taps
         let tB = taps + stride
         let time = params[P.delayTime]
-        let fbv = params[P.feedback]
-        let cut = params[P.lopassCutoff]
-        let mix = params[P.wetDryMix]
         let sync = params[P.sync]
+        // Steady parameters are converted once (the same functions, so the same values).
+        let steadyTarget = params.isSteady(P.delayTime) && params.isSteady(P.sync)
+        let fixedTarget = targetTap(delayTime: time[0], sync: sync[0], tempo: tempo)
         for i in 0..<n {
-            let target = targetTap(delayTime: time[i], sync: sync[i], tempo: tempo)
+            let target = steadyTarget ? fixedTarget : targetTap(delayTime: time[i], sync: sync[i], tempo: tempo)
             if needsSnap {
                 tapA = target
                 needsSnap = false
@@ -374,26 +374,33 @@ public final class DelayUnit: RackUnit {
                 tapB = target
                 fadeStep = 1
             }
-            var g: Float = 0
             if fadeStep > 0 {
                 let t = Float(fadeStep) * inverseCrossfadeFrames
-                g = t * t * (3 - 2 * t)
-            }
-            tA[i] = tapA
-            tB[i] = fadeStep > 0 ? tapB : tapA
-            gB[i] = g
-            if fadeStep > 0 {
+                gB[i] = t * t * (3 - 2 * t)
+                tA[i] = tapA
+                tB[i] = tapB
                 if fadeStep >= crossfadeFrames {
                     tapA = tapB
                     fadeStep = 0
                 } else {
                     fadeStep += 1
                 }
+            } else {
+                gB[i] = 0
+                tA[i] = tapA
+                tB[i] = tapA
             }
-            pB[i] = pole(cut[i])
-            pFb[i] = min(max(fbv[i] * 0.01, -1), 1)
-            pWet[i] = min(max(mix[i] * 0.01, 0), 1)
         }
+        if params.isSteady(P.lopassCutoff) {
+            pB.update(repeating: pole(params.value(P.lopassCutoff)), count: n)
+        } else {
+            let cut = params[P.lopassCutoff]
+            for i in 0..<n { pB[i] = pole(cut[i]) }
+        }
+        let fbv = params[P.feedback]
+        for i in 0..<n { pFb[i] = min(max(fbv[i] * 0.01, -1), 1) }
+        let mix = params[P.wetDryMix]
+        for i in 0..<n { pWet[i] = min(max(mix[i] * 0.01, 0), 1) }
     }
 
     /// Restores the mirror after a block wrote `frames` samples from ring index `from`.
@@ -416,36 +423,63 @@ public final class DelayUnit: RackUnit {
         }
     }
 
-    /// One step of the low-pass for the sample at position `j` (0…3) of its group of four,
-    /// with this sample's pole `b`; `st` is the channel's filter state (see the type's doc):
-    /// [0] lp before the group, [1] the value carried to the next group, [2…4] a·y of the
-    /// group's previous samples (newest first). Returns lp. The SIMD path computes exactly
-    /// this, four lanes at a time. Thread: render.
-    @inline(__always)
-    static func lowpassStep(_ y: Float, b: Float, j: Int, boundary: Bool, st: UnsafeMutablePointer<Float>) -> Float {
-        let h = (1 - b) * y
-        if j == 0 {
-            st[0] = st[1]
-            st[2] = 0
-            st[3] = 0
-            st[4] = 0
+    /// A channel's low-pass state between samples (see the type's doc): lp before the
+    /// current group, the value carried to the next group, and a·y of the group's previous
+    /// samples (newest first). Stored as 5 floats per channel between blocks.
+    struct Lowpass {
+        var base: Float
+        var carry: Float
+        var h1: Float
+        var h2: Float
+        var h3: Float
+
+        @inline(__always)
+        init(_ p: UnsafeMutablePointer<Float>) {
+            base = p[0]
+            carry = p[1]
+            h1 = p[2]
+            h2 = p[3]
+            h3 = p[4]
         }
-        let b2 = b * b
-        let b3 = b * b2
-        let s = ((h + b * st[2]) + b2 * st[3]) + b3 * st[4]
-        let p: Float = j == 0 ? b : j == 1 ? b2 : j == 2 ? b3 : b * b3
-        let lp = p * st[0] + s
-        st[4] = st[3]
-        st[3] = st[2]
-        st[2] = h
-        if j == 3 { st[1] = boundary && abs(lp) < 1e-30 ? 0 : lp }
-        return lp
+
+        @inline(__always)
+        func store(_ p: UnsafeMutablePointer<Float>) {
+            p[0] = base
+            p[1] = carry
+            p[2] = h1
+            p[3] = h2
+            p[4] = h3
+        }
+
+        /// One step for the sample at position `j` (0…3) of its group of four, with this
+        /// sample's pole `b`; returns lp. The SIMD path computes exactly this, four lanes at
+        /// a time. Thread: render.
+        @inline(__always)
+        mutating func step(_ y: Float, b: Float, j: Int, boundary: Bool) -> Float {
+            let h = (1 - b) * y
+            if j == 0 {
+                base = carry
+                h1 = 0
+                h2 = 0
+                h3 = 0
+            }
+            let b2 = b * b
+            let b3 = b * b2
+            let s = ((h + b * h1) + b2 * h2) + b3 * h3
+            let p: Float = j == 0 ? b : j == 1 ? b2 : j == 2 ? b3 : b * b3
+            let lp = p * base + s
+            h3 = h2
+            h2 = h1
+            h1 = h
+            if j == 3 { carry = boundary && abs(lp) < 1e-30 ? 0 : lp }
+            return lp
+        }
     }
 
     /// One channel with everything steady and a delay of at least one block: `read` and
     /// `write` point at contiguous runs of the line. Groups of four (aligned on absolute
     /// time) run in SIMD; a group split by the block's edges runs one sample at a time
-    /// through `lowpassStep`, with the same arithmetic. Thread: render.
+    /// through `Lowpass.step`, with the same arithmetic. Thread: render.
     @inline(__always)
     static func runSteady(
         src: UnsafeMutablePointer<Float>, dst: UnsafeMutablePointer<Float>, read: UnsafeMutablePointer<Float>,
@@ -454,11 +488,12 @@ public final class DelayUnit: RackUnit {
     ) {
         let dry = 1 - wet
         var i = 0
+        var filter = Lowpass(state)
         @inline(__always)
         func single(_ i: Int) {
-            let t = start + Int64(i)
+            let t = start &+ Int64(i)
             let x = src[i]
-            let lp = lowpassStep(read[i], b: b, j: Int(t & 3), boundary: (t + 1) & 31 == 0, st: state)
+            let lp = filter.step(read[i], b: b, j: Int(t & 3), boundary: (t &+ 1) & 31 == 0)
             write[i] = gate(x + saturate(fb * lp))
             dst[i] = flush(dry * x + wet * lp)
         }
@@ -472,7 +507,7 @@ public final class DelayUnit: RackUnit {
             let b2 = b * b
             let b3 = b * b2
             let powers = SIMD4<Float>(b, b2, b3, b * b3)
-            var carry = state[1]
+            var carry = filter.carry
             let rawRead = UnsafeRawPointer(read)
             let rawSrc = UnsafeRawPointer(src)
             let rawWrite = UnsafeMutableRawPointer(write)
@@ -486,7 +521,7 @@ public final class DelayUnit: RackUnit {
                 let s = ((h + b * h1) + b2 * h2) + b3 * h3
                 let l = powers * carry + s
                 let last = l[3]
-                carry = (start + Int64(i) + 4) & 31 == 0 && abs(last) < 1e-30 ? 0 : last
+                carry = (start &+ Int64(i) &+ 4) & 31 == 0 && abs(last) < 1e-30 ? 0 : last
                 let x = rawSrc.loadUnaligned(fromByteOffset: 4 * i, as: SIMD4<Float>.self)
                 let u = fb * l
                 // The saturator is the identity within ±1: skip it when every lane is.
@@ -495,13 +530,14 @@ public final class DelayUnit: RackUnit {
                 rawDst.storeBytes(of: flush4(dry * x + wet * l), toByteOffset: 4 * i, as: SIMD4<Float>.self)
                 i += 4
             }
-            // What the next group starts from (`lowpassStep` resets the rest at j = 0).
-            state[1] = carry
+            // What the next group starts from (`step` resets the rest at j = 0).
+            filter.carry = carry
         }
         while i < n {
             single(i)
             i += 1
         }
+        filter.store(state)
     }
 
     // Four at a time, with the same results as the scalar versions. Sign and magnitude
@@ -558,8 +594,9 @@ public final class DelayUnit: RackUnit {
         let tA = taps
         let tB = taps + stride
         var w = write
+        var filter = Lowpass(state)
         for i in 0..<n {
-            let t = start + Int64(i)
+            let t = start &+ Int64(i)
             let x = src[i]
             let ya = line[(w &- tA[i]) & mask]
             let g = gB[i]
@@ -568,12 +605,13 @@ public final class DelayUnit: RackUnit {
                 let yb = line[(w &- tB[i]) & mask]
                 y = (1 - g) * ya + g * yb
             }
-            let lp = lowpassStep(y, b: pB[i], j: Int(t & 3), boundary: (t + 1) & 31 == 0, st: state)
+            let lp = filter.step(y, b: pB[i], j: Int(t & 3), boundary: (t &+ 1) & 31 == 0)
             let wet = pWet[i]
             line[w] = gate(x + saturate(pFb[i] * lp))
             dst[i] = flush((1 - wet) * x + wet * lp)
             w = (w &+ 1) & mask
         }
+        filter.store(state)
     }
 
     /// Updates `tailSeconds` from the last frame's settings: the longest tap, the repeats'
