@@ -5,7 +5,9 @@
 //
 // 48 kHz, 64-frame blocks (or BLOCK), input and output in memory. Each round runs, on the same input:
 //   swift        our `delay` unit, defaults (350 ms, 30 %, 6 kHz, 20 %), nothing moving,
-//                parameters through a ParameterBank as the engine does
+//                parameters through a ParameterBank every block, as the engine does
+//   swift-unit   the same, the unit's render alone: the bank is filled once (its steady
+//                values stay valid), so the engine's per-block parameter work is left out
 //   swift-moving the same with delayTime changing every 100 ms (a crossfade 40 % of the time)
 //   c-plain      C feedback delay: integer tap, feedback, wet/dry (PEERS.md's reference)
 //   c-same       our algorithm (low-pass in the loop, saturation, flush) written plainly in C
@@ -57,10 +59,12 @@ final class SwiftRunner {
     let safety = UnsafeMutablePointer<SafetyCounters>.allocate(capacity: 1)
     let noEvents = UnsafeMutablePointer<UnitEvent>.allocate(capacity: 1)
     let moving: Bool
+    let bankEveryBlock: Bool
     var sampleTime: Int64 = 0
 
-    init(moving: Bool) throws {
+    init(moving: Bool, bankEveryBlock: Bool = true) throws {
         self.moving = moving
+        self.bankEveryBlock = bankEveryBlock
         let type = DelayUnitType()
         unit = try type.make(UnitSettings(), UnitBuildContext(sampleRate: sr, hostInputChannels: 1))
         try unit.prepare(PrepareSpec(sampleRate: sr, maxFrames: block, inputChannels: [chans], outputChannels: [chans]))
@@ -80,11 +84,12 @@ final class SwiftRunner {
                 inPtrs[c] = input + f
                 outPtrs[c] = output + c * frames + f
             }
-            bank.beginBlock()
+            let fillBank = bankEveryBlock || sampleTime == 0
+            if fillBank { bank.beginBlock() }
             if moving && blockIndex % 75 == 0 {  // every 100 ms
                 bank.setTarget(0, (blockIndex / 75) % 2 == 0 ? 0.30 : 0.42)
             }
-            bank.fill(upTo: n)
+            if fillBank { bank.fill(upTo: n) }
             unit.render(
                 RenderContext(
                     frameCount: n, sampleTime: sampleTime, sampleRate: sr, tempo: 120,
@@ -125,11 +130,12 @@ final class CRunner {
 }
 
 let swiftSteady = try SwiftRunner(moving: false)
+let swiftUnit = try SwiftRunner(moving: false, bankEveryBlock: false)
 let swiftMoving = try SwiftRunner(moving: true)
 let cPlain = CRunner(kind: 0)
 let cSame = CRunner(kind: 1)
-let names = ["swift", "swift-moving", "c-plain", "c-same"]
-let passes: [() -> Void] = [swiftSteady.pass, swiftMoving.pass, cPlain.pass, cSame.pass]
+let names = ["swift", "swift-unit", "swift-moving", "c-plain", "c-same"]
+let passes: [() -> Void] = [swiftSteady.pass, swiftUnit.pass, swiftMoving.pass, cPlain.pass, cSame.pass]
 var times = Array(repeating: [Double](), count: names.count)
 for round in 0..<(rounds + 1) {
     for k in 0..<passes.count {
@@ -153,7 +159,7 @@ for k in 0..<names.count {
     let pad = String(repeating: " ", count: 14 - names[k].count)
     print("  \(names[k])\(pad)\(fmt(median(times[k])))  (min \(fmt(times[k].min()!)))")
 }
-for (k, ref) in [(0, 2), (0, 3), (1, 2), (2, 3)] {
+for (k, ref) in [(0, 3), (1, 3), (0, 4), (2, 3), (3, 4)] {
     let ratios = zip(times[k], times[ref]).map { $0 / $1 }
     print("  ratio \(names[k]) / \(names[ref]): \(fmt(median(ratios)))")
 }
