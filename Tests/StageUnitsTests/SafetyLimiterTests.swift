@@ -1,3 +1,4 @@
+import CAllocCounter
 import StageCore
 import StageTestSupport
 import StageUnits
@@ -197,5 +198,31 @@ final class SafetyLimiterTests: XCTestCase {
             assertSafe(y, "mono, block \(block)")
             if reference.isEmpty { reference = y } else { XCTAssertNil(Measure.firstDifference(y, reference), "block \(block)") }
         }
+    }
+
+    func testProcessDoesNotAllocate() {
+        let lim = SafetyLimiter(ceiling: ceiling)
+        lim.prepare(sampleRate: sr)
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+        let r = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+        defer {
+            l.deallocate()
+            r.deallocate()
+        }
+        var counters = SafetyCounters()
+        var allocations: Int64 = 0
+        withUnsafeMutablePointer(to: &counters) { c in
+            for block in 0..<200 {
+                for i in 0..<64 {
+                    l[i] = block % 3 == 0 ? 5 : 0.1
+                    r[i] = i == 7 ? .nan : -0.2
+                }
+                alloc_counter_start()
+                lim.process(left: l, right: r, frames: 64, counters: c)
+                lim.process(mono: l, frames: 64, counters: c)
+                allocations += alloc_counter_stop()
+            }
+        }
+        XCTAssertEqual(allocations, 0)
     }
 }
