@@ -78,7 +78,6 @@ public struct RenderContext: @unchecked Sendable {
     /// Counters the output stage writes to (NaN replaced, samples limited).
     public var safety: UnsafeMutablePointer<SafetyCounters>
 
-    /// For drivers outside StageCore (benchmarks) that call a unit's `render` directly.
     public init(
         frameCount: Int, sampleTime: Int64, sampleRate: Double, tempo: Double, inputs: UnsafeBufferPointer<AudioBus>,
         outputs: UnsafeBufferPointer<AudioBus>, parameters: ParameterValues, events: UnsafeBufferPointer<UnitEvent>,
