@@ -43,10 +43,16 @@ IN="$OUT/voice.wav"
 # 60 s of mono 48 kHz float: pink noise under a syllable-rate tremolo (speech-like level
 # changes), peak about -6 dBFS.
 sox -n -r 48000 -c 1 -b 32 -e floating-point "$IN" synth 60 pinknoise tremolo 3 90 gain -n -6 2>/dev/null
-cpu() { /usr/bin/time -f "%U %S" "$@" 2>&1 >/dev/null | tail -1 | awk '{print $1 + $2}'; }
+# User + system CPU seconds of one command (child rusage, microsecond resolution).
+cpu() {
+    python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(r.ru_utime + r.ru_stime)' "$@"
+}
 copy=()
 echos=()
-for _ in 1 2 3 4 5 6 7; do
+for _ in 1 2 3 4 5 6 7 8 9 10 11; do
     copy+=("$(cpu sox "$IN" "$OUT/copy.wav")")
     echos+=("$(cpu sox "$IN" "$OUT/echos.wav" echos 0.8 0.7 300 0.5 600 0.25)")
 done
@@ -56,7 +62,7 @@ me=$(median "${echos[@]}")
 awk -v c="$mc" -v e="$me" -v s="$SWIFT_NS" 'BEGIN {
     n = 60 * 48000
     sox = (e - c) * 1e9 / n
-    printf "  sox copy %.3f s CPU, sox echos %.3f s CPU (7 rounds, medians)\n", c, e
+    printf "  sox copy %.4f s CPU, sox echos %.4f s CPU (11 rounds, medians)\n", c, e
     printf "  sox echos, I/O removed: %.2f ns per sample\n", sox
     if (sox > 0) printf "  ratio swift (mono, above) / sox echos: %.2f\n", s / sox
 }'
