@@ -13,8 +13,9 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
-        // Tiny C helpers Swift cannot express: flush-to-zero, CPU time.
-        .target(name: "CStageShim"),
+        // Tiny C helpers Swift cannot express: flush-to-zero, CPU time, alsa-lib's variadic
+        // error handler.
+        .target(name: "CStageShim", linkerSettings: [.linkedLibrary("asound")]),
 
         // Core: pure Swift, no C. Unit contract, parameters, graph compiler, render engine,
         // queues, MIDI types and mapping, rack files and their validation.
@@ -26,10 +27,14 @@ let package = Package(
         // Drivers: ALSA live audio, audio files (libsndfile, libsamplerate), the offline renderer.
         .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
+        // Service: the app's settings (config file < environment < flags), waiting for devices,
+        // journald-friendly log lines, the --meters view, the install plan. Pure Swift.
+        .target(name: "StageService", dependencies: ["StageCore"]),
+
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "CStageShim"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageService", "CStageShim"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
@@ -46,6 +51,10 @@ let package = Package(
         .testTarget(
             name: "StageRackTests",
             dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
+        // The service: settings precedence, device wait, log format, meters, install plan, and
+        // the `stagerack` binary itself (play through alsa-lib's file plugin, install-service,
+        // the systemd unit through systemd-analyze, the C shims for aarch64).
+        .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageService"]),
     ],
     swiftLanguageModes: [.v6]
 )

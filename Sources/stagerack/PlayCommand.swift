@@ -9,9 +9,10 @@ import Glibc
 /// `stagerack play`: a rack running live on ALSA, microphone in, speakers out.
 enum PlayCommand {
     static let help = """
-        usage: stagerack play RACK [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
+        usage: stagerack play [RACK] [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
                               [--periods N] [--capture-channels N] [--format FORMAT]
-                              [--duration SECONDS] [--status]
+                              [--duration SECONDS] [--status] [--meters] [--device-wait SECONDS]
+                              [--config FILE | --no-config]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
@@ -27,6 +28,7 @@ enum PlayCommand {
           --format FORMAT     force FLOAT_LE, S32_LE, S24_LE, S24_3LE or S16_LE (default: the best offered)
           --duration SECONDS  stop after this long (default: run until SIGINT/SIGTERM)
           --status            print one status line per second on stderr
+        \(serviceHelp)
 
         Signals: SIGINT/SIGTERM fade out and stop (exit 0); SIGHUP reloads the rack file (a bad
         file leaves the running rack alone, with its errors logged).
@@ -43,33 +45,17 @@ enum PlayCommand {
         var captureChannels: Int
         var duration: Double?
         var status: Bool
+        var service = ServiceSetup()
     }
 
     static func run(_ args: [String]) throws -> Int32 {
         let a = try Arguments(
             args,
-            valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels"],
-            flagOptions: ["--status"])
-        guard a.positional.count == 1 else { throw UsageError(message: "play takes one rack file\n\n\(help)") }
-        let rack = try RackFiles.read(a.positional[0], registry: Registry.standard)
-        var format: PCMSampleFormat?
-        if let f = a.options["--format"] {
-            guard let parsed = PCMSampleFormat(rawValue: f.uppercased()) else {
-                throw UsageError(message: "--format takes one of \(PCMSampleFormat.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            format = parsed
-        }
-        let setup = Setup(
-            rackPath: a.positional[0],
-            playback: a.options["--playback"] ?? rack.io.playback ?? "default",
-            capture: a.options["--capture"] ?? rack.io.capture ?? "default",
-            rate: Int(try a.double("--rate", range: 8000...384_000) ?? rack.io.sampleRate ?? 48000),
-            period: try a.int("--period", range: 16...8192) ?? rack.io.period ?? 128,
-            periods: try a.int("--periods", range: 2...16) ?? rack.io.periods ?? 2,
-            format: format,
-            captureChannels: try a.int("--capture-channels", range: 1...64) ?? 2,
-            duration: try a.double("--duration", range: 0.001...1e9),
-            status: a.flags.contains("--status"))
+            valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels"]
+                + serviceValueOptions,
+            flagOptions: ["--status"] + serviceFlagOptions)
+        // Config file < environment < flags, over the rack's io section (PlayService.swift).
+        let (setup, rack) = try resolveSetup(a)
         return try LiveSession(setup: setup, rack: rack).run()
     }
 }
@@ -110,14 +96,15 @@ final class LiveSession {
 
     func run() throws -> Int32 {
         Signals.blockForWaiting()
-        var (playback, capture) = try openDevices()
+        guard let devices = try openDevicesWaiting() else { return 0 }  // waits for late devices
+        var (playback, capture) = devices
         let period = playback.configuration.periodFrames
         let inputChannels = capture?.configuration.channels ?? 1
         let plan = try compile(rack, period: period, inputChannels: inputChannels)
         for w in plan.warnings { Log.warning("\(setup.rackPath): \(w)") }
         let player = RackPlayer(engine: RenderEngine(plan: plan))
 
-        Log.info("rack \(setup.rackPath)\(rack.name.isEmpty ? "" : " (\(rack.name))"): \(plan.units.count) units")
+        logSettingsSummary(plan: plan)
         Log.info("playback \(playback.configuration)")
         if let capture { Log.info("capture \(capture.configuration)") } else { Log.info("no input unit: capture not opened") }
         let rate = Double(setup.rate)
@@ -126,19 +113,28 @@ final class LiveSession {
         let unitMs = Double(plan.latencyFrames) / rate * 1000
         Log.info(
             "latency \(ms(inMs + outMs + unitMs)) ms: capture \(ms(inMs)) + playback \(ms(outMs)) (\(playback.configuration.periodFrames)×\(playback.configuration.periods)) + units \(ms(unitMs))")
-        if let refusal = RealtimeThread.lockMemory() { Log.warning(refusal) } else { Log.info("memory locked") }
+        let memoryRefusal = RealtimeThread.lockMemory()
+        if let memoryRefusal { Log.warning(memoryRefusal) } else { Log.info("memory locked") }
 
         let limit = setup.duration.map { Int($0 * rate) }
         var live = LiveAudio(playback: playback, capture: capture, player: player, frameLimit: limit)
         var framesBefore = 0
+        let status = makeStatusView()  // --status / --meters (PlayService.swift)
+        var announced = false
         while true {
             let outcome = OutcomeBox()
             let liveForThread = live
             let thread = try RealtimeThread { outcome.set(liveForThread.run()) }
             if let refusal = thread.refusal { Log.warning(refusal) } else { Log.info("audio thread running with SCHED_FIFO") }
+            status.realtime = thread.isRealtime
+            if !announced {
+                announced = true
+                logReady(playback: playback, capture: capture, latencyMs: inMs + outMs + unitMs, realtime: thread.isRealtime,
+                         memoryLocked: memoryRefusal == nil)
+            }
             var stopping = false
             while outcome.get() == nil {
-                switch Signals.wait(seconds: 1) {
+                switch Signals.wait(milliseconds: status.tickMilliseconds) {
                 case SIGINT, SIGTERM:
                     if !stopping {
                         Log.info("stopping")
@@ -151,9 +147,10 @@ final class LiveSession {
                     break
                 }
                 player.collectRetired()
-                if setup.status { printStatus(live.status()) }
+                if status.active { status.update(live.status(), hasCapture: capture != nil) }
             }
             thread.join()
+            status.finish()
             player.collectRetired()
             let s = live.status()
             switch outcome.get()! {
@@ -163,6 +160,7 @@ final class LiveSession {
             case .deviceLost(let error):
                 Log.error("audio device lost: \(error); retrying every second")
                 framesBefore += s.frames
+                status.framesBefore = framesBefore
                 _ = consume live
                 while true {
                     if Signals.wait(seconds: 1) == SIGINT || Signals.poll(SIGTERM) {
@@ -204,11 +202,6 @@ final class LiveSession {
             Log.error("reload failed; the running rack keeps playing:")
             for d in error.diagnostics { Log.error("  \(d)") }
         }
-    }
-
-    func printStatus(_ s: LiveAudio.Status) {
-        Log.status(
-            "load \(Int((s.load * 100).rounded()))% | xruns \(s.xruns)\(s.lastXrun.map { " (last: \($0.side) \($0.code))" } ?? "") | in \(dbfs(s.peakIn)) dBFS | out \(dbfs(s.peakOut)) dBFS")
     }
 
     func ms(_ x: Double) -> String { formatNumber((x * 10).rounded() / 10) }

@@ -28,6 +28,14 @@ enum Signals {
         return s > 0 ? s : 0
     }
 
+    /// Waits up to `milliseconds` for one of the signals; returns it, or 0 on timeout.
+    static func wait(milliseconds: Int) -> Int32 {
+        var set = handled
+        var timeout = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
+        let s = sigtimedwait(&set, nil, &timeout)
+        return s > 0 ? s : 0
+    }
+
     /// Takes `signal` if it is pending, without waiting.
     static func poll(_ signal: Int32) -> Bool {
         var set = sigset_t()
@@ -38,11 +46,12 @@ enum Signals {
     }
 }
 
-/// Log lines for a terminal or journald: one line per event with a level prefix, on stderr.
+/// Log lines for a terminal or journald: one line per event with a level prefix, on stderr
+/// (see `LogOutput` and StageService's `LogFormat`).
 /// Thread: control threads only (never the audio thread).
 enum Log {
-    static func info(_ s: String) { Console.err("info: \(s)") }
-    static func warning(_ s: String) { Console.err("warning: \(s)") }
-    static func error(_ s: String) { Console.err("error: \(s)") }
-    static func status(_ s: String) { Console.err("status: \(s)") }
+    static func info(_ s: String) { LogOutput.emit(.info, s) }
+    static func warning(_ s: String) { LogOutput.emit(.warning, s) }
+    static func error(_ s: String) { LogOutput.emit(.error, s) }
+    static func status(_ s: String) { LogOutput.emit(.status, s) }
 }

@@ -1,5 +1,6 @@
 import StageCore
 import StageDrivers
+import StageService
 
 #if canImport(Glibc)
 import Glibc
@@ -14,12 +15,13 @@ let usage = """
     usage: stagerack COMMAND [ARGS]
 
     commands:
-      play RACK [...]                      run a rack live on ALSA (mic in, speakers out)
+      play [RACK] [...]                    run a rack live on ALSA (mic in, speakers out)
       render RACK --output OUT.wav [...]   render a rack offline (file in, file out)
       validate RACK...                     check rack files, every problem with line:column
       devices                              ALSA sound devices and what they accept
       units [TYPE]                         unit types with their parameters
       graph RACK                           the rack as a Graphviz DOT digraph
+      install-service [--rack PATH] [...]  install the binary, racks and the systemd service
 
     stagerack COMMAND --help shows a command's options; stagerack --version the version.
     """
@@ -31,6 +33,7 @@ let commands: [String: (help: String, run: ([String]) throws -> Int32)] = [
     "units": (UnitsCommand.help, UnitsCommand.run),
     "devices": (DevicesCommand.help, DevicesCommand.run),
     "graph": (GraphCommand.help, GraphCommand.run),
+    "install-service": (InstallServiceCommand.help, InstallServiceCommand.run),
 ]
 
 @MainActor
@@ -57,19 +60,23 @@ func main() -> Int32 {
         Console.out(command.help)
         return 0
     }
+    // Errors as log lines ("error: ..."), one per problem, for the terminal and the journal.
     do {
         return try command.run(rest)
     } catch let e as RackError {
-        for d in e.diagnostics { Console.err(d.description) }
+        for d in e.diagnostics { Log.error(d.description) }
         return 1
+    } catch let e as SettingsError {
+        for p in e.problems { Log.error(p) }
+        return e.onCommandLine ? 2 : 78  // 78 = EX_CONFIG: the service is not restarted
     } catch let e as ALSAError {
-        Console.err("stagerack \(first): \(e)")
+        Log.error("stagerack \(first): \(e)")
         return 1
     } catch let e as UsageError {
         Console.err("stagerack \(first): \(e.message)")
         return 2
     } catch {
-        Console.err("stagerack \(first): \(error)")
+        Log.error("stagerack \(first): \(error)")
         return 1
     }
 }

@@ -8,4 +8,13 @@ void stage_enable_flush_to_zero(void);
 /// Returns 1 when flush-to-zero is on for the calling thread. Thread: any.
 int stage_flush_to_zero_enabled(void);
 
+/// Called with each alsa-lib error message (already formatted; `err` is alsa-lib's errno,
+/// 0 if none). Thread: whichever thread alsa-lib reports on.
+typedef void (*stage_alsa_error_callback)(const char *file, int line, const char *function, int err,
+                                          const char *message);
+
+/// Sends alsa-lib's own error lines to `callback` instead of stderr (NULL drops them).
+/// Thread: control, before the first ALSA call whose messages should be routed.
+void stage_alsa_route_errors(stage_alsa_error_callback callback);
+
 #endif

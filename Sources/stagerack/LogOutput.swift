@@ -1,0 +1,77 @@
+import CStageShim
+import StageService
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where `Log` lines go: stderr in the `LogFormat` of this process (journald priorities
+/// under systemd, colours only on a terminal), around the `--meters` view when it is on
+/// screen. Thread: main (the control thread) only.
+enum LogOutput {
+    nonisolated(unsafe) static var format = LogFormat.detect(environment: ProcessEnvironment.current)
+    /// The meter lines on screen just above the cursor (empty: none).
+    nonisolated(unsafe) private static var meterLines: [String] = []
+
+    static func emit(_ level: LogLevel, _ message: String) {
+        if meterLines.isEmpty {
+            Console.writeStderr(format.format(level, message))
+        } else {
+            Console.writeStderr(MeterView.erase(meterLines.count) + format.format(level, message) + MeterView.draw(meterLines, replacing: 0))
+        }
+    }
+
+    /// Draws the meters in place of the previous ones.
+    static func showMeters(_ lines: [String]) {
+        Console.writeStderr(MeterView.draw(lines, replacing: meterLines.count))
+        meterLines = lines
+    }
+
+    /// Leaves the last meters on screen; later lines print below them.
+    static func releaseMeters() { meterLines = [] }
+}
+
+/// The process environment as a dictionary. Thread: any (read-only after start).
+enum ProcessEnvironment {
+    static var current: [String: String] {
+        var env: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let s = String(cString: entry)
+            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            p += 1
+        }
+        return env
+    }
+}
+
+/// alsa-lib's own error lines as `warning: alsa-lib: ...` log lines: only those reported on
+/// the main thread (never the audio thread), and each distinct message at most once a
+/// minute (a device retried every second would otherwise repeat them for ever).
+enum ALSAMessages {
+    nonisolated(unsafe) private static var mainThread = pthread_self()
+    nonisolated(unsafe) private static var lastSeen: [String: Double] = [:]
+
+    static func route() {
+        mainThread = pthread_self()
+        stage_alsa_route_errors { file, line, function, _, message in
+            guard pthread_equal(pthread_self(), ALSAMessages.mainThread) != 0, let message else { return }
+            let text = "alsa-lib: \(function.map { String(cString: $0) } ?? ""): \(String(cString: message))"
+            ALSAMessages.log(text)
+        }
+    }
+
+    static func log(_ text: String) {
+        let now = monotonicSeconds()
+        if let t = lastSeen[text], now - t < 60 { return }
+        lastSeen[text] = now
+        LogOutput.emit(.warning, text)
+    }
+}
+
+/// CLOCK_MONOTONIC in seconds. Thread: any.
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
