@@ -58,7 +58,7 @@ public struct DeviceWaiter {
                 let reason = "\(error)"
                 guard isAbsent(error) else { throw error }
                 let elapsed = now() - start
-                if let limit, elapsed + interval > limit {
+                if let limit, elapsed >= limit {
                     if limit > 0 {
                         log(.error, "\(what): gave up after \(seconds(elapsed)): \(reason)")
                     }
@@ -74,7 +74,7 @@ public struct DeviceWaiter {
                 }
                 while reminder <= elapsed { reminder = Self.nextReminder(after: reminder) }
                 lastReason = reason
-                if pause(interval) {
+                if pause(limit.map { min(interval, max($0 - elapsed, 0)) } ?? interval) {
                     log(.info, "stopped while waiting for \(what)")
                     return nil
                 }

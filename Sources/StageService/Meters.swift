@@ -63,7 +63,8 @@ public func dbfsText(_ x: Float) -> String {
 public func statusLine(_ r: StatusRecord) -> String {
     var s = "load \(Int((r.load * 100).rounded()))% | xruns \(r.xruns)"
     if let x = r.lastXrun { s += " (last: \(x.side) \(x.code))" }
-    s += " | in \(r.peakIn.map(dbfsText) ?? "-") dBFS | out \(dbfsText(r.peakOut)) dBFS"
+    if let pin = r.peakIn { s += " | in \(dbfsText(pin)) dBFS" }
+    s += " | out \(dbfsText(r.peakOut)) dBFS"
     if let m = r.lastMIDI { s += " | midi \(m)" }
     return s
 }
