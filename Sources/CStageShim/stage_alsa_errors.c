@@ -4,6 +4,7 @@
 // (or drop it). Thread: whichever thread alsa-lib reports on; the callback decides.
 #include "stage_shim.h"
 #include <alsa/asoundlib.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -12,12 +13,16 @@ static stage_alsa_error_callback stage_alsa_callback;
 static void stage_alsa_handler(const char *file, int line, const char *function, int err, const char *fmt, ...) {
     stage_alsa_error_callback cb = stage_alsa_callback;
     if (!cb) return;
+    // alsa-lib often returns -errno right after reporting: whatever the callback does
+    // (isatty, write) must not change it.
+    int saved = errno;
     char message[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
     cb(file ? file : "", line, function ? function : "", err, message);
+    errno = saved;
 }
 
 void stage_alsa_route_errors(stage_alsa_error_callback callback) {

@@ -103,9 +103,9 @@ public struct MeterView: Sendable {
     public func lines(_ r: StatusRecord, held: Held? = nil) -> [String] {
         let h = held ?? Held(peakIn: r.peakIn, peakOut: r.peakOut, load: r.load)
         var out: [String] = []
-        var title = "StageRack  \(r.rackName)"
+        // Most important first: a long file name is what gets cut.
+        var title = "StageRack  \(r.rackName)  \(clock(r.seconds))  \(r.realtime ? "RT" : "not RT")  snapshot \(r.snapshot ?? "-")"
         if !r.rackFile.isEmpty && r.rackFile != r.rackName { title += "  (\(r.rackFile))" }
-        title += "  snapshot \(r.snapshot ?? "-")  \(clock(r.seconds))  \(r.realtime ? "RT" : "not RT")"
         out.append(fit(title))
         if let pin = r.peakIn {
             out.append(levelRow("in", pin, hold: max(h.peakIn ?? pin, pin)))

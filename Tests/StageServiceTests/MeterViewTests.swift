@@ -5,17 +5,20 @@ import XCTest
 final class MeterViewTests: XCTestCase {
     /// Ten status records as a live session produced them (a phrase sung into the default
     /// rack, one clipping peak, an xrun at 0.6 s), 100 ms apart.
-    let recorded: [StatusRecord] = [
-        (0.00, 0.000, 0.000, 0.04), (0.10, 0.020, 0.010, 0.05), (0.20, 0.250, 0.125, 0.07), (0.30, 0.500, 0.250, 0.06),
-        (0.40, 1.000, 1.020, 0.09), (0.50, 0.300, 0.150, 0.05), (0.60, 0.100, 0.050, 1.30), (0.70, 0.050, 0.025, 0.06),
-        (0.80, 0.001, 0.0005, 0.05), (0.90, 0.000, 0.000, 0.04),
-    ].map { t, pin, pout, load in
-        StatusRecord(
-            rackName: "Default", rackFile: "racks/default.json", peakIn: Float(pin), peakOut: Float(pout), load: Float(load),
-            xruns: t >= 0.6 ? 1 : 0, lastXrun: t >= 0.6 ? ("playback", -32) : nil, seconds: 3723 + t, realtime: true)
-    }
-
-    let cells: Set<Character> = ["█", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+    let recorded: [StatusRecord] = {
+        let rows: [(Double, Double, Double, Double)] = [
+            (0.00, 0.000, 0.000, 0.04), (0.10, 0.020, 0.010, 0.05), (0.20, 0.250, 0.125, 0.07), (0.30, 0.500, 0.250, 0.06),
+            (0.40, 1.000, 1.020, 0.09), (0.50, 0.300, 0.150, 0.05), (0.60, 0.100, 0.050, 1.30), (0.70, 0.050, 0.025, 0.06),
+            (0.80, 0.001, 0.0005, 0.05), (0.90, 0.000, 0.000, 0.04),
+        ]
+        return rows.map { (row: (Double, Double, Double, Double)) -> StatusRecord in
+            let (t, pin, pout, load) = row
+            let xrun: (side: String, code: Int)? = t >= 0.6 ? ("playback", -32) : nil
+            return StatusRecord(
+                rackName: "Default", rackFile: "racks/default.json", peakIn: Float(pin), peakOut: Float(pout), load: Float(load),
+                xruns: t >= 0.6 ? 1 : 0, lastXrun: xrun, seconds: 3723 + t, realtime: true)
+        }
+    }()
 
     func filled(_ bar: String) -> Double {
         var n = 0.0
@@ -64,7 +67,7 @@ final class MeterViewTests: XCTestCase {
             }
         }
         let first = frames[0]
-        XCTAssertEqual(first[0], "StageRack  Default  (racks/default.json)  snapshot -  1:02:03  RT")
+        XCTAssertEqual(first[0], "StageRack  Default  1:02:03  RT  snapshot -  (racks/default.json)")
         XCTAssertTrue(first[1].hasPrefix("in     -inf dBFS  max   -inf  "), first[1])
         XCTAssertEqual(filled(String(first[1].dropFirst(30))), 0)
         XCTAssertTrue(first[3].hasPrefix("load      4 %     max      4  "), first[3])
