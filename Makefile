@@ -4,7 +4,9 @@ BIN := .build/release/stagerack
 RACK ?= racks/default.json
 OUT ?= out
 
-.PHONY: all deps test-deps build run test unit-tests bench clean
+PREFIX ?= /usr/local
+
+.PHONY: all deps test-deps build run test unit-tests bench clean install install-dry-run check-aarch64
 
 all: build
 
@@ -28,6 +30,18 @@ run: build
 # only meaningful in release).
 test: test-deps
 	$(SWIFT) test -c release
+
+# The service (run as root): binary, racks, SoundFonts, /etc/stagerack/stagerack.json, the
+# systemd unit, the stagerack user; enables it. RACK=... picks the rack it plays.
+install: build
+	$(BIN) install-service --prefix $(PREFIX) --rack $(RACK) $(INSTALL_FLAGS)
+
+install-dry-run: build
+	$(BIN) install-service --prefix $(PREFIX) --rack $(RACK) --dry-run $(INSTALL_FLAGS)
+
+# The C shims cross-compiled for aarch64 (and the FTZ shim run under qemu-aarch64).
+check-aarch64:
+	scripts/check-aarch64.sh
 
 bench: build
 	$(SWIFT) build -c release --product stagerack-bench

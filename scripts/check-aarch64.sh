@@ -56,11 +56,13 @@ done < <(find Sources -path 'Sources/C*' -name 'shim.h' | sort)
 # 3. flush-to-zero at run time.
 check "FTZ check links for aarch64" "$CC" -std=gnu11 -O2 -Wall -Werror -I Sources/CStageShim/include \
   scripts/aarch64/ftz_check.c Sources/CStageShim/stage_shim.c -o "$out/ftz_check-aarch64"
-if command -v gcc >/dev/null; then
+if command -v gcc >/dev/null && [[ $(uname -m) != aarch64 ]]; then
   check "FTZ check on this machine ($(uname -m))" bash -c "gcc -std=gnu11 -O2 -I Sources/CStageShim/include \
     scripts/aarch64/ftz_check.c Sources/CStageShim/stage_shim.c -o $out/ftz_check-native && $out/ftz_check-native"
 fi
-if command -v qemu-aarch64 >/dev/null; then
+if [[ $(uname -m) == aarch64 ]]; then
+  check "FTZ check on this aarch64 machine (FPCR.FZ)" "$out/ftz_check-aarch64"
+elif command -v qemu-aarch64 >/dev/null; then
   check "FTZ check under qemu-aarch64 (FPCR.FZ)" qemu-aarch64 -L /usr/aarch64-linux-gnu "$out/ftz_check-aarch64"
 else
   echo "skip: qemu-aarch64 not found (apt-get install qemu-user): the AArch64 FTZ branch was compiled, not run"

@@ -16,7 +16,13 @@ if [[ "${1:-}" == "--test" ]]; then
   packages+=(
     timgm6mb-soundfont  # a General MIDI SoundFont for the synth tests
     python3             # test material generators
+    tmux                # the --meters view tested on a real terminal
+    systemd             # systemd-analyze verify of packaging/stagerack.service
   )
+  # The C shims built for aarch64 (scripts/check-aarch64.sh), and run under qemu.
+  if [[ $(dpkg --print-architecture) == amd64 ]]; then
+    packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+  fi
 fi
 
 missing=()

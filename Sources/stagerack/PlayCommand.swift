@@ -147,7 +147,7 @@ final class LiveSession {
                     break
                 }
                 player.collectRetired()
-                if status.active { status.update(live.status(), hasCapture: capture != nil) }
+                status.update(live.status(), hasCapture: capture != nil)
             }
             thread.join()
             status.finish()

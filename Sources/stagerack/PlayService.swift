@@ -134,7 +134,8 @@ extension LiveSession {
 }
 
 /// `--status` lines once a second, or the `--meters` view redrawn ten times a second on a
-/// terminal (plain status lines when stderr is not one). Thread: main.
+/// terminal (plain status lines when stderr is not one); and, always, a warning line when
+/// xruns happened (at most one a second). Thread: main.
 final class StatusView {
     let ansi: Bool
     let active: Bool
@@ -142,9 +143,14 @@ final class StatusView {
     var rackName: String
     let rackFile: String
     var realtime = false
-    var framesBefore = 0
+    /// Frames played before the device was last reopened (its counters start again at 0).
+    var framesBefore = 0 {
+        didSet { loggedXruns = 0 }
+    }
     private var hold = PeakHold(seconds: 2)
     private var lastLine = monotonicSeconds()
+    private var loggedXruns = 0
+    private var lastXrunLine = 0.0
 
     init(meters: Bool, status: Bool, rate: Double, rackName: String, rackFile: String) {
         ansi = meters && Console.stderrIsTerminal
@@ -165,6 +171,12 @@ final class StatusView {
 
     /// Called after each wait of the control loop with a fresh status.
     func update(_ s: LiveAudio.Status, hasCapture: Bool) {
+        if s.xruns > loggedXruns && monotonicSeconds() - lastXrunLine >= 1 {
+            lastXrunLine = monotonicSeconds()
+            let last = s.lastXrun.map { " (last on \($0.side), code \($0.code))" } ?? ""
+            Log.warning("xrun: \(s.xruns - loggedXruns) more, \(s.xruns) since start\(last)")
+            loggedXruns = s.xruns
+        }
         guard active else { return }
         var r = record(s)
         if !hasCapture { r.peakIn = nil }
