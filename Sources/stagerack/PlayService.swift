@@ -38,7 +38,6 @@ extension PlayCommand {
     /// The settings (config files < environment < flags, over the rack's io section and
     /// the built-in defaults) and the rack they name.
     static func resolveSetup(_ a: Arguments) throws -> (Setup, RackDescription) {
-        ALSAMessages.route()
         guard a.positional.count <= 1 else { throw UsageError(message: "play takes one rack file\n\n\(help)") }
         let environment = ProcessEnvironment.current
         let reader = SettingsReader(sampleFormats: PCMSampleFormat.allCases.map(\.rawValue), home: environment["HOME"])

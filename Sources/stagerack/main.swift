@@ -55,6 +55,7 @@ func main() -> Int32 {
         Console.err("stagerack: unknown command \"\(first)\"\(Suggest.hint(for: first, in: Array(commands.keys)))\n\n\(usage)")
         return 2
     }
+    ALSAMessages.route()  // alsa-lib's own lines become "warning: alsa-lib: ..." log lines
     let rest = Array(args.dropFirst())
     if rest.contains("--help") || rest.contains("-h") {
         Console.out(command.help)
