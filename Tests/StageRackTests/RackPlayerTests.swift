@@ -67,3 +67,71 @@ final class RackPlayerTests: XCTestCase {
 #if canImport(Glibc)
 import Glibc
 #endif
+
+import CAllocCounter
+
+final class RackPlayerSwitchingTests: XCTestCase {
+    /// A rack whose delay rings on after its input stops.
+    func echoRack(_ gain: Float) -> String {
+        """
+        { "format": 1, "units": { "mic": { "type": "input" }, "vox": { "type": "gain", "params": { "gain": \(gain) } },
+            "echo": { "type": "delay", "params": { "delayTime": 0.05, "feedback": 60, "wetDryMix": 50 } },
+            "mix": { "type": "mixer", "inputs": 1 }, "out": { "type": "output" } },
+          "connections": [ "mic -> vox -> echo -> mix -> out" ] }
+        """
+    }
+
+    func testTheOldRacksTailRingsOutUnderTheNewRack() throws {
+        let block = 128
+        let player = RackPlayer(engine: RenderEngine(plan: try RackBuilding.plan(echoRack(0), maxFrames: block)))
+        let input = BusStorage(bufferCount: 1, maxFrames: block)
+        let output = BusStorage(bufferCount: 2, maxFrames: block)
+        var left: [Float] = []
+        // A short burst, then silence; switch to a rack whose own echo is muted (gain −96) just after.
+        let burst = Measure.sine(frequency: 440, frames: 2400, amplitude: 0.5)
+        for b in 0..<200 {
+            if b == 20 { player.submit(RenderEngine(plan: try RackBuilding.plan(echoRack(-96), maxFrames: block))) }
+            for i in 0..<block { input.buffer(0)[i] = b * block + i < burst.count ? burst[b * block + i] : 0 }
+            player.render(frameCount: block, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
+            left += UnsafeBufferPointer(start: output.buffer(0), count: block)
+        }
+        // The new rack is silent (its input is muted by its own gain), so everything after the
+        // switch is the old rack's echo: repeats every 50 ms, each 60 % of the one before.
+        let switchFrame = 20 * block
+        let repeats = (1...4).map { k in Measure.peak(left[(switchFrame + k * 2400 - 600)..<(switchFrame + k * 2400 + 600)]) }
+        XCTAssertGreaterThan(repeats[0], 0.01, "the tail is heard after the switch")
+        XCTAssertTrue(zip(repeats, repeats.dropFirst()).allSatisfy { $1 < $0 }, "and decays: \(repeats)")
+        XCTAssertEqual(player.tailsEnded.load(ordering: .relaxed), 0, "still ringing 0.2 s later")
+    }
+
+    func testBurstsOfSwitchesNeverAllocateOnTheRenderThreadAndReleaseEverything() throws {
+        let block = 128
+        let engines = try (0..<60).map { RenderEngine(plan: try RackBuilding.plan(echoRack(Float(-$0 % 12)), maxFrames: block)) }
+        weak var weakLast = engines.last
+        var player: RackPlayer? = RackPlayer(engine: engines[0])
+        let input = BusStorage(bufferCount: 1, maxFrames: block)
+        input.buffer(0).update(repeating: 0.1, count: block)
+        let output = BusStorage(bufferCount: 2, maxFrames: block)
+        player!.render(frameCount: block, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
+        var allocations: Int64 = 0
+        var next = 1
+        for b in 0..<3000 {
+            if b % 3 == 0 && next < engines.count {  // a switch every 3 blocks: faster than tails can end
+                if player!.submit(engines[next]) { next += 1 }
+            }
+            alloc_counter_start()
+            player!.render(frameCount: block, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
+            allocations += alloc_counter_stop()
+            player!.collectRetired()
+        }
+        XCTAssertEqual(next, engines.count)
+        XCTAssertEqual(player!.switches.load(ordering: .relaxed), engines.count - 1)
+        #if !DEBUG
+        XCTAssertEqual(allocations, 0, "render allocated while switching")
+        #endif
+        XCTAssertTrue(output.buffer(0)[0].isFinite)
+        player = nil
+        _ = engines
+        XCTAssertNotNil(weakLast)  // still held by `engines` here
+    }
+}
