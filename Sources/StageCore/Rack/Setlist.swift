@@ -9,6 +9,14 @@ public struct Setlist: Sendable {
         /// The 14-bit bank select value (MSB×128 + LSB), 0 by default.
         public var bank: Int
         public var location: SourceLocation?
+
+        public init(rack: String, name: String, program: Int?, bank: Int, location: SourceLocation?) {
+            self.rack = rack
+            self.name = name
+            self.program = program
+            self.bank = bank
+            self.location = location
+        }
     }
 
     public var file: String = ""
