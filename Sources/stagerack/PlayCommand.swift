@@ -9,9 +9,9 @@ import Glibc
 /// `stagerack play`: a rack running live on ALSA, microphone in, speakers out.
 enum PlayCommand {
     static let help = """
-        usage: stagerack play RACK [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
+        usage: stagerack play RACK|SETLIST [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
                               [--periods N] [--capture-channels N] [--format FORMAT]
-                              [--duration SECONDS] [--status]
+                              [--duration SECONDS] [--status] [--watch]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
@@ -27,9 +27,13 @@ enum PlayCommand {
           --format FORMAT     force FLOAT_LE, S32_LE, S24_LE, S24_3LE or S16_LE (default: the best offered)
           --duration SECONDS  stop after this long (default: run until SIGINT/SIGTERM)
           --status            print one status line per second on stderr
+          --watch             reload the playing rack when its file changes on disk
 
-        Signals: SIGINT/SIGTERM fade out and stop (exit 0); SIGHUP reloads the rack file (a bad
-        file leaves the running rack alone, with its errors logged).
+        With a SETLIST, the first song plays; MIDI program changes (and SIGHUP) switch songs
+        or recall snapshots, with the old rack's tails ringing out under the new one.
+
+        Signals: SIGINT/SIGTERM fade out and stop (exit 0); SIGHUP reloads the playing rack's
+        file (a bad file leaves the running rack alone, with its errors logged).
         """
 
     struct Setup {
@@ -43,15 +47,17 @@ enum PlayCommand {
         var captureChannels: Int
         var duration: Double?
         var status: Bool
+        var watch: Bool
     }
 
     static func run(_ args: [String]) throws -> Int32 {
         let a = try Arguments(
             args,
             valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels"],
-            flagOptions: ["--status"])
+            flagOptions: ["--status", "--watch"])
         guard a.positional.count == 1 else { throw UsageError(message: "play takes one rack file\n\n\(help)") }
-        let rack = try RackFiles.read(a.positional[0], registry: Registry.standard)
+        let setlist = try RackFiles.readSetlist(a.positional[0])
+        let rack = try RackFiles.read(setlist.entries[0].rack, registry: Registry.standard)
         var format: PCMSampleFormat?
         if let f = a.options["--format"] {
             guard let parsed = PCMSampleFormat(rawValue: f.uppercased()) else {
@@ -69,8 +75,9 @@ enum PlayCommand {
             format: format,
             captureChannels: try a.int("--capture-channels", range: 1...64) ?? 2,
             duration: try a.double("--duration", range: 0.001...1e9),
-            status: a.flags.contains("--status"))
-        return try LiveSession(setup: setup, rack: rack).run()
+            status: a.flags.contains("--status"),
+            watch: a.flags.contains("--watch"))
+        return try LiveSession(setup: setup, setlist: setlist, rack: rack).run()
     }
 }
 
@@ -78,13 +85,17 @@ enum PlayCommand {
 /// Thread: main (the control thread); the audio thread is started from here.
 final class LiveSession {
     let setup: PlayCommand.Setup
+    let setlist: Setlist
     var rack: RackDescription
     let needsCapture: Bool
 
-    init(setup: PlayCommand.Setup, rack: RackDescription) {
+    init(setup: PlayCommand.Setup, setlist: Setlist, rack: RackDescription) {
         self.setup = setup
+        self.setlist = setlist
         self.rack = rack
-        needsCapture = rack.units.contains { Registry.standard.type(named: $0.type)?.role == .hostInput }
+        // Capture opens if any song of the set hears the microphone.
+        let racks = [rack] + setlist.entries.dropFirst().compactMap { try? RackFiles.read($0.rack, registry: Registry.standard) }
+        needsCapture = racks.contains { r in r.units.contains { Registry.standard.type(named: $0.type)?.role == .hostInput } }
     }
 
     func openDevices() throws(ALSAError) -> (PCMStream, PCMStream?) {
@@ -116,6 +127,14 @@ final class LiveSession {
         let plan = try compile(rack, period: period, inputChannels: inputChannels)
         for w in plan.warnings { Log.warning("\(setup.rackPath): \(w)") }
         let player = RackPlayer(engine: RenderEngine(plan: plan))
+        let options = GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels)
+        let switcher = PresetSwitcher(
+            setlist: setlist, index: 0, player: player, firstPlan: plan, registry: Registry.standard, options: options,
+            log: { Log.info($0) })
+        switcher.start()
+        defer { switcher.stop() }
+        let watcher = setup.watch ? FileWatcher(paths: setlist.entries.map(\.rack)) : nil
+        if setup.watch && watcher == nil { Log.warning("--watch: inotify is not available; files are not watched") }
 
         Log.info("rack \(setup.rackPath)\(rack.name.isEmpty ? "" : " (\(rack.name))"): \(plan.units.count) units")
         Log.info("playback \(playback.configuration)")
@@ -137,8 +156,10 @@ final class LiveSession {
             let thread = try RealtimeThread { outcome.set(liveForThread.run()) }
             if let refusal = thread.refusal { Log.warning(refusal) } else { Log.info("audio thread running with SCHED_FIFO") }
             var stopping = false
+            var tick = 0
             while outcome.get() == nil {
-                switch Signals.wait(seconds: 1) {
+                tick += 1
+                switch Signals.wait(milliseconds: 100) {
                 case SIGINT, SIGTERM:
                     if !stopping {
                         Log.info("stopping")
@@ -146,12 +167,17 @@ final class LiveSession {
                         live.requestStop()
                     }
                 case SIGHUP:
-                    reload(player: player, period: period, inputChannels: inputChannels)
+                    Log.info("SIGHUP: reloading \(setlist.entries[switcher.currentIndex].rack)")
+                    switcher.request(.reload)
                 default:
                     break
                 }
+                if let watcher, watcher.changed().contains(setlist.entries[switcher.currentIndex].rack) {
+                    Log.info("\(setlist.entries[switcher.currentIndex].rack) changed on disk: reloading")
+                    switcher.request(.reload)
+                }
                 player.collectRetired()
-                if setup.status { printStatus(live.status()) }
+                if setup.status && tick % 10 == 0 { printStatus(live.status()) }
             }
             thread.join()
             player.collectRetired()
@@ -165,7 +191,8 @@ final class LiveSession {
                 framesBefore += s.frames
                 _ = consume live
                 while true {
-                    if Signals.wait(seconds: 1) == SIGINT || Signals.poll(SIGTERM) {
+                    let signal = Signals.wait(milliseconds: 1000)
+                    if signal == SIGINT || signal == SIGTERM {
                         Log.info("stopped while waiting for the device")
                         return 0
                     }
@@ -186,23 +213,6 @@ final class LiveSession {
                 live = LiveAudio(playback: playback, capture: capture, player: player,
                                  frameLimit: limit.map { $0 - framesBefore })
             }
-        }
-    }
-
-    func reload(player: RackPlayer, period: Int, inputChannels: Int) {
-        Log.info("SIGHUP: reloading \(setup.rackPath)")
-        do {
-            let newRack = try RackFiles.read(setup.rackPath, registry: Registry.standard)
-            let plan = try compile(newRack, period: period, inputChannels: inputChannels)
-            if !player.submit(RenderEngine(plan: plan)) {
-                Log.warning("a switch is still in progress; reload ignored")
-                return
-            }
-            rack = newRack
-            Log.info("switched to \(setup.rackPath) (\(plan.units.count) units)")
-        } catch {
-            Log.error("reload failed; the running rack keeps playing:")
-            for d in error.diagnostics { Log.error("  \(d)") }
         }
     }
 

@@ -20,10 +20,10 @@ enum Signals {
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
-    /// Waits up to `seconds` for one of the signals; returns it, or 0 on timeout.
-    static func wait(seconds: Int) -> Int32 {
+    /// Waits up to `milliseconds` for one of the signals; returns it, or 0 on timeout.
+    static func wait(milliseconds: Int) -> Int32 {
         var set = handled
-        var timeout = timespec(tv_sec: seconds, tv_nsec: 0)
+        var timeout = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
         let s = sigtimedwait(&set, nil, &timeout)
         return s > 0 ? s : 0
     }
