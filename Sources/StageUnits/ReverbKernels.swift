@@ -3,11 +3,11 @@ import StageCore
 /// The reverb's inner loops: one segment of at most one control interval, cut short where
 /// a ring buffer wraps so that every loop runs over contiguous memory.
 /// Thread: render (all of this file).
-extension ReverbUnit {
+extension ReverbCore {
     /// Processes up to `count` samples from `phase` within the current control interval;
     /// returns how many it processed (fewer when a ring buffer wraps first).
     @inline(__always)
-    func segment(
+    mutating func segment(
         input: UnsafeMutablePointer<Float>, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
         count: Int, phase: Int, params: ParameterValues, frame: Int, mono: Bool
     ) -> Int {
@@ -56,10 +56,14 @@ extension ReverbUnit {
             reflections(into: erL, first: 0, count: len, phase: phase)
             reflections(into: erR, first: Self.tapsPerSide, count: len, phase: phase)
             networkInput(into: diffused, count: len, phase: phase)
-            if lengthFadeLeft > 0 {
-                networkFading(input: diffused, left: netL, right: netR, count: len, phase: phase)
-            } else {
-                network(input: diffused, left: netL, right: netR, count: len)
+            network(input: diffused, left: netL, right: netR, count: len, phase: phase)
+            if bits == 0 {
+                // Silent input: watch the tail fall (see `control`).
+                var m: UInt32 = 0
+                for s in 0..<len {
+                    m = max(m, (erL[s] + netL[s]).bitPattern & 0x7fff_ffff, (erR[s] + netR[s]).bitPattern & 0x7fff_ffff)
+                }
+                intervalWetBits = max(intervalWetBits, m)
             }
         }
         Self.mix(
@@ -151,87 +155,99 @@ extension ReverbUnit {
         }
     }
 
-    /// One Hadamard stage (Pease form): pairs (even, odd) → (sum | difference). Three
-    /// stages make the 8×8 Walsh–Hadamard matrix (entries ±1; the 1/√8 is in the filter).
+    /// Line i's sample at ring position `position` (−2 and −1 are the mirrors).
     @inline(__always)
-    static func butterfly(_ v: SIMD8<Float>) -> SIMD8<Float> {
-        let e = v.evenHalf
-        let o = v.oddHalf
-        return SIMD8(lowHalf: e + o, highHalf: e - o)
+    func linePointer(_ i: Int, at position: Int) -> UnsafeMutablePointer<Float> {
+        fdn + i * lineStride + Self.lineOffset + position
     }
 
-    /// The feedback delay network over `len` samples: read the 8 lines, absorb, mix,
-    /// write back with the input. Outputs two orthogonal rows of the mix.
+    /// The feedback delay network over `len` ≤ 64 samples. Every line is at least 128
+    /// samples long, so nothing read in this segment was written in it: each step is a
+    /// loop over time that vectorizes. (1) each line's read through its absorption FIR
+    /// into a row; (2) the 8×8 Hadamard across rows, in place, plus the input with signs;
+    /// two rows are the outputs; (3) the rows are written back into the lines.
     @inline(__always)
-    func network(input: UnsafeMutablePointer<Float>, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count len: Int) {
-        let mask = fdnSize - 1
-        let w = fdnWrite
-        let f = UnsafePointer(fdn)
-        let p0 = f + ((w - length[0]) & mask) * 8
-        let p1 = f + ((w - length[1]) & mask) * 8 + 1
-        let p2 = f + ((w - length[2]) & mask) * 8 + 2
-        let p3 = f + ((w - length[3]) & mask) * 8 + 3
-        let p4 = f + ((w - length[4]) & mask) * 8 + 4
-        let p5 = f + ((w - length[5]) & mask) * 8 + 5
-        let p6 = f + ((w - length[6]) & mask) * 8 + 6
-        let p7 = f + ((w - length[7]) & mask) * 8 + 7
-        let dst = UnsafeMutableRawPointer(fdn + w * 8)
-        let b = coefB
-        let p = coefP
-        let u = Self.inputSigns
-        let k = Self.networkOutput
-        var z = filterState
-        var energy = SIMD8<Float>.zero
-        for s in 0..<len {
-            let o = s &* 8
-            let x = SIMD8<Float>(p0[o], p1[o], p2[o], p3[o], p4[o], p5[o], p6[o], p7[o])
-            z = b * x + p * z
-            var v = Self.butterfly(Self.butterfly(Self.butterfly(z)))
-            left[s] = v[0] * k
-            right[s] = v[1] * k
-            v += u * input[s]
-            energy += v * v
-            dst.storeBytes(of: v, toByteOffset: o &* 4, as: SIMD8<Float>.self)
-        }
-        filterState = z
-        intervalEnergy += energy.sum()
-    }
-
-    /// As `network`, while the line lengths crossfade from `oldLength` to `length`.
-    func networkFading(
-        input: UnsafeMutablePointer<Float>, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count len: Int,
-        phase: Int
+    mutating func network(
+        input: UnsafeMutablePointer<Float>, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
+        count len: Int, phase: Int
     ) {
         let mask = fdnSize - 1
         let w = fdnWrite
-        let f = UnsafePointer(fdn)
-        let total = Float(Self.lengthFadeIntervals * Self.grid)
-        let elapsed = (Self.lengthFadeIntervals - lengthFadeLeft) * Self.grid + phase
-        let dst = UnsafeMutableRawPointer(fdn + w * 8)
-        let b = coefB
-        let p = coefP
-        let u = Self.inputSigns
-        let k = Self.networkOutput
-        var z = filterState
-        var energy = SIMD8<Float>.zero
-        var xo = SIMD8<Float>.zero
-        var xn = SIMD8<Float>.zero
-        for s in 0..<len {
+        let g = Self.grid
+        let r = rows
+        if lengthFadeLeft == 0 {
             for i in 0..<Self.lines {
-                xo[i] = f[((w + s - oldLength[i]) & mask) * 8 + i]
-                xn[i] = f[((w + s - length[i]) & mask) * 8 + i]
+                let src = UnsafePointer(linePointer(i, at: (w - length[i]) & mask))
+                let prev = src - 1
+                let prev2 = src - 2
+                let a = absorbA[i]
+                let b = absorbB[i]
+                let c = absorbC[i]
+                let z = r + i * g
+                for s in 0..<len { z[s] = a * src[s] + b * prev[s] + c * prev2[s] }
             }
-            let a = Float(elapsed + s + 1) / total
-            z = b * (xo * (1 - a) + xn * a) + p * z
-            var v = Self.butterfly(Self.butterfly(Self.butterfly(z)))
-            left[s] = v[0] * k
-            right[s] = v[1] * k
-            v += u * input[s]
-            energy += v * v
-            dst.storeBytes(of: v, toByteOffset: s &* 32, as: SIMD8<Float>.self)
+        } else {
+            // Line lengths changed: crossfade each line's read from the old to the new
+            // length over `lengthFadeIntervals` control intervals.
+            let ramp = scratch + 5 * g
+            let total = Float(Self.lengthFadeIntervals * g)
+            let elapsed = (Self.lengthFadeIntervals - lengthFadeLeft) * g + phase
+            for s in 0..<len { ramp[s] = Float(elapsed + s + 1) / total }
+            for i in 0..<Self.lines {
+                let new = UnsafePointer(linePointer(i, at: (w - length[i]) & mask))
+                let old = UnsafePointer(linePointer(i, at: (w - oldLength[i]) & mask))
+                let a = absorbA[i]
+                let b = absorbB[i]
+                let c = absorbC[i]
+                let z = r + i * g
+                for s in 0..<len {
+                    let zn = a * new[s] + b * new[s - 1] + c * new[s - 2]
+                    let zo = a * old[s] + b * old[s - 1] + c * old[s - 2]
+                    z[s] = zo + (zn - zo) * ramp[s]
+                }
+            }
         }
-        filterState = z
-        intervalEnergy += energy.sum()
+        let k = Self.networkOutput
+        let (r0, r1, r2, r3, r4, r5, r6, r7) = (r, r + g, r + 2 * g, r + 3 * g, r + 4 * g, r + 5 * g, r + 6 * g, r + 7 * g)
+        for s in 0..<len {
+            let a0 = r0[s] + r1[s]
+            let a1 = r0[s] - r1[s]
+            let a2 = r2[s] + r3[s]
+            let a3 = r2[s] - r3[s]
+            let a4 = r4[s] + r5[s]
+            let a5 = r4[s] - r5[s]
+            let a6 = r6[s] + r7[s]
+            let a7 = r6[s] - r7[s]
+            let b0 = a0 + a2
+            let b1 = a1 + a3
+            let b2 = a0 - a2
+            let b3 = a1 - a3
+            let b4 = a4 + a6
+            let b5 = a5 + a7
+            let b6 = a4 - a6
+            let b7 = a5 - a7
+            let v0 = b0 + b4
+            let v1 = b1 + b5
+            left[s] = v0 * k
+            right[s] = v1 * k
+            let x = input[s]
+            r0[s] = v0 + x
+            r1[s] = v1 - x
+            r2[s] = (b2 + b6) + x
+            r3[s] = (b3 + b7) + x
+            r4[s] = (b0 - b4) - x
+            r5[s] = (b1 - b5) + x
+            r6[s] = (b2 - b6) - x
+            r7[s] = (b3 - b7) - x
+        }
+        for i in 0..<Self.lines {
+            let line = linePointer(i, at: 0)
+            (line + w).update(from: r + i * g, count: len)
+            if w + len == fdnSize {
+                line[-1] = line[fdnSize - 1]
+                line[-2] = line[fdnSize - 2]
+            }
+        }
     }
 
     /// Output: dry·(1 − mix) + (reflections + network)·mix·gain, per sample.
