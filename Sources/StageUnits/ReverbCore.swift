@@ -20,8 +20,9 @@ struct ReverbCore {
     static let lines = 8
     /// Control interval in samples (absolute time grid).
     static let grid = 64
-    /// A change of line lengths crossfades over this many control intervals.
-    static let lengthFadeIntervals = 8
+    /// Changes of reflection taps and of line lengths crossfade (raised cosine) over this
+    /// many control intervals (512 samples).
+    static let fadeIntervals = 8
     static let tapsPerSide = 6
     /// Six reflections per side, then the network's input tap (the pre-delay).
     static let taps = 2 * tapsPerSide + 1
@@ -68,7 +69,14 @@ struct ReverbCore {
     /// network outputs; and the crossfade ramps (j+1)/grid and 1 − that.
     var scratch: UnsafeMutablePointer<Float>
     var rampUp: UnsafeMutablePointer<Float>
-    var rampDown: UnsafeMutablePointer<Float>
+    /// The crossfade: 0.5 − 0.5·cos(π·(j+1)/(fadeIntervals·grid)), j = 0 ..< fadeIntervals·grid.
+    var fadeCurve: UnsafeMutablePointer<Float>
+    /// Absorption coefficients at the start of the interval; the filter moves linearly
+    /// from these to `absorbA/B/C` over the interval while `coefficientsRamping`.
+    var startA: UnsafeMutablePointer<Float>
+    var startB: UnsafeMutablePointer<Float>
+    var startC: UnsafeMutablePointer<Float>
+    var coefficientsRamping = false
     /// Reflection taps (delay in samples, gain): current and next (while crossfading).
     var tapDelay: UnsafeMutablePointer<Int>
     var tapGain: UnsafeMutablePointer<Float>
@@ -83,7 +91,8 @@ struct ReverbCore {
 
     var erWrite = 0
     var fdnWrite = 0
-    var tapsFading = false
+    /// Control intervals left in the crossfade of the taps / of the line lengths (0: none).
+    var tapFadeLeft = 0
     var lengthFadeLeft = 0
     var needsInit = true
     var silent = true
@@ -95,6 +104,7 @@ struct ReverbCore {
     static let quietBits = Float(1e-8).bitPattern
     // Parameter values the derived state was computed from.
     var seed = 1
+    var tapSeed = 1
     var tapLow: Float = -1
     var tapHigh: Float = -1
     var decayLow: Float = -1
@@ -116,7 +126,13 @@ struct ReverbCore {
         allpassBuffer = .allocate(capacity: 1)
         scratch = .allocate(capacity: 1)
         rampUp = .allocate(capacity: 1)
-        rampDown = .allocate(capacity: 1)
+        fadeCurve = .allocate(capacity: 1)
+        startA = .allocate(capacity: Self.lines)
+        startB = .allocate(capacity: Self.lines)
+        startC = .allocate(capacity: Self.lines)
+        startA.initialize(repeating: 0, count: Self.lines)
+        startB.initialize(repeating: 0, count: Self.lines)
+        startC.initialize(repeating: 0, count: Self.lines)
         tapDelay = .allocate(capacity: Self.taps)
         tapGain = .allocate(capacity: Self.taps)
         nextTapDelay = .allocate(capacity: Self.taps)
@@ -133,7 +149,10 @@ struct ReverbCore {
 
     /// Frees every buffer. Thread: control.
     func deallocate() {
-        for p in [erBuffer, fdn, rows, absorbA, absorbB, absorbC, allpassBuffer, scratch, rampUp, rampDown, tapGain, nextTapGain] {
+        for p in [
+            erBuffer, fdn, rows, absorbA, absorbB, absorbC, startA, startB, startC, allpassBuffer, scratch, rampUp,
+            fadeCurve, tapGain, nextTapGain,
+        ] {
             p.deallocate()
         }
         for p in [tapDelay, nextTapDelay, length, oldLength] { p.deallocate() }
@@ -158,18 +177,17 @@ struct ReverbCore {
         let apLengths = Self.allpassLengths.map { max(1, Int(($0 * sampleRate / 48000).rounded())) }
         allpassLength = (apLengths[0], apLengths[1], apLengths[2])
 
-        for p in [erBuffer, fdn, rows, allpassBuffer, scratch, rampUp, rampDown] { p.deallocate() }
+        for p in [erBuffer, fdn, rows, allpassBuffer, scratch, rampUp, fadeCurve] { p.deallocate() }
         erBuffer = Self.allocateZeroed(2 * erSize)
         fdn = Self.allocateZeroed(Self.lines * lineStride)
         rows = Self.allocateZeroed(Self.lines * g)
         allpassBuffer = Self.allocateZeroed(apLengths.reduce(0, +))
         scratch = Self.allocateZeroed(6 * g)
         rampUp = Self.allocateZeroed(g)
-        rampDown = Self.allocateZeroed(g)
-        for j in 0..<g {
-            rampUp[j] = Float(j + 1) / Float(g)
-            rampDown[j] = 1 - rampUp[j]
-        }
+        for j in 0..<g { rampUp[j] = Float(j + 1) / Float(g) }
+        let fade = Self.fadeIntervals * g
+        fadeCurve = Self.allocateZeroed(fade)
+        for j in 0..<fade { fadeCurve[j] = Float(0.5 - 0.5 * cos(Double.pi * Double(j + 1) / Double(fade))) }
         reset()
     }
 
@@ -184,8 +202,9 @@ struct ReverbCore {
     mutating func reset() {
         clearState()
         needsInit = true
-        tapsFading = false
+        tapFadeLeft = 0
         lengthFadeLeft = 0
+        coefficientsRamping = false
         quietIntervals = 0
         intervalInputBits = 0
         intervalWetBits = 0
@@ -278,10 +297,12 @@ struct ReverbCore {
     mutating func control(_ params: ParameterValues, frame: Int) {
         let g = Self.grid
         if !needsInit {
-            if tapsFading {
-                tapDelay.update(from: nextTapDelay, count: Self.taps)
-                tapGain.update(from: nextTapGain, count: Self.taps)
-                tapsFading = false
+            if tapFadeLeft > 0 {
+                tapFadeLeft -= 1
+                if tapFadeLeft == 0 {
+                    tapDelay.update(from: nextTapDelay, count: Self.taps)
+                    tapGain.update(from: nextTapGain, count: Self.taps)
+                }
             }
             if lengthFadeLeft > 0 {
                 lengthFadeLeft -= 1
@@ -295,6 +316,12 @@ struct ReverbCore {
         }
         intervalInputBits = 0
         intervalWetBits = 0
+        if coefficientsRamping {
+            startA.update(from: absorbA, count: Self.lines)
+            startB.update(from: absorbB, count: Self.lines)
+            startC.update(from: absorbC, count: Self.lines)
+            coefficientsRamping = false
+        }
 
         let a = params[P.minDelay][frame]
         let b = params[P.maxDelay][frame]
@@ -311,22 +338,24 @@ struct ReverbCore {
             computeTaps(low: low, high: high, seed: seed, delays: tapDelay, gains: tapGain)
             tapLow = low
             tapHigh = high
+            tapSeed = seed
             lengthsChanged = true
         } else {
-            var tapsDirty = low != tapLow || high != tapHigh
-            if newSeed != seed && lengthFadeLeft == 0 {
+            // One crossfade at a time, each to the latest values: a knob that moves
+            // gives a chain of smooth 512-sample crossfades that follows it.
+            if newSeed != seed && lengthFadeLeft == 0 && tapFadeLeft == 0 {
                 seed = newSeed
-                tapsDirty = true
                 computeLengths(seed: seed, into: length)
                 for i in 0..<Self.lines where length[i] != oldLength[i] { lengthsChanged = true }
-                if lengthsChanged { lengthFadeLeft = Self.lengthFadeIntervals }
+                if lengthsChanged { lengthFadeLeft = Self.fadeIntervals }
             }
-            if tapsDirty {
+            if tapFadeLeft == 0 && (low != tapLow || high != tapHigh || seed != tapSeed) {
                 tapLow = low
                 tapHigh = high
+                tapSeed = seed
                 computeTaps(low: low, high: high, seed: seed, delays: nextTapDelay, gains: nextTapGain)
                 for k in 0..<Self.taps where nextTapDelay[k] != tapDelay[k] || nextTapGain[k] != tapGain[k] {
-                    tapsFading = true
+                    tapFadeLeft = Self.fadeIntervals
                 }
             }
         }
@@ -335,6 +364,13 @@ struct ReverbCore {
             decayHigh = dN
             computeCoefficients(decay0: d0, decayNyquist: dN)
             tailSeconds = Double(max(d0, dN)) + Double(high)
+            if needsInit {
+                startA.update(from: absorbA, count: Self.lines)
+                startB.update(from: absorbB, count: Self.lines)
+                startC.update(from: absorbC, count: Self.lines)
+            } else {
+                coefficientsRamping = true
+            }
         }
         needsInit = false
     }

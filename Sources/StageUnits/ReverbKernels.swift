@@ -103,8 +103,14 @@ extension ReverbCore {
         return j
     }
 
-    /// The six taps of one side, summed into `dst` (crossfading to the next taps when
-    /// they changed at the start of this interval).
+    /// The crossfade weights for this segment of a fade with `left` intervals to go.
+    @inline(__always)
+    func fadeWeights(left: Int, phase: Int) -> UnsafePointer<Float> {
+        UnsafePointer(fadeCurve + (Self.fadeIntervals - left) * Self.grid + phase)
+    }
+
+    /// The six taps of one side, summed into `dst` (crossfading to the next taps while
+    /// `tapFadeLeft > 0`).
     @inline(__always)
     func reflections(into dst: UnsafeMutablePointer<Float>, first: Int, count len: Int, phase: Int) {
         let base = UnsafePointer(erBuffer + erSize + erWrite)
@@ -116,24 +122,24 @@ extension ReverbCore {
         let s3 = base - d[3]
         let s4 = base - d[4]
         let s5 = base - d[5]
-        if !tapsFading {
-            let (g0, g1, g2, g3, g4, g5) = (gn[0], gn[1], gn[2], gn[3], gn[4], gn[5])
-            for s in 0..<len {
-                dst[s] = g0 * s0[s] + g1 * s1[s] + g2 * s2[s] + g3 * s3[s] + g4 * s4[s] + g5 * s5[s]
-            }
-        } else {
-            let up = rampUp + phase
-            let down = rampDown + phase
-            for s in 0..<len {
-                dst[s] = (gn[0] * s0[s] + gn[1] * s1[s] + gn[2] * s2[s] + gn[3] * s3[s] + gn[4] * s4[s] + gn[5] * s5[s]) * down[s]
-            }
-            let nd = nextTapDelay + first
-            let ng = nextTapGain + first
-            for k in 0..<Self.tapsPerSide {
-                let src = base - nd[k]
-                let gk = ng[k]
-                for s in 0..<len { dst[s] += gk * up[s] * src[s] }
-            }
+        let (g0, g1, g2, g3, g4, g5) = (gn[0], gn[1], gn[2], gn[3], gn[4], gn[5])
+        for s in 0..<len {
+            dst[s] = g0 * s0[s] + g1 * s1[s] + g2 * s2[s] + g3 * s3[s] + g4 * s4[s] + g5 * s5[s]
+        }
+        guard tapFadeLeft > 0 else { return }
+        let up = fadeWeights(left: tapFadeLeft, phase: phase)
+        let nd = nextTapDelay + first
+        let ng = nextTapGain + first
+        let n0 = base - nd[0]
+        let n1 = base - nd[1]
+        let n2 = base - nd[2]
+        let n3 = base - nd[3]
+        let n4 = base - nd[4]
+        let n5 = base - nd[5]
+        let (h0, h1, h2, h3, h4, h5) = (ng[0], ng[1], ng[2], ng[3], ng[4], ng[5])
+        for s in 0..<len {
+            let new = h0 * n0[s] + h1 * n1[s] + h2 * n2[s] + h3 * n3[s] + h4 * n4[s] + h5 * n5[s]
+            dst[s] += (new - dst[s]) * up[s]
         }
     }
 
@@ -144,15 +150,12 @@ extension ReverbCore {
         let k = Self.taps - 1
         let src = base - tapDelay[k]
         let gk = tapGain[k]
-        if !tapsFading {
-            for s in 0..<len { dst[s] = gk * src[s] }
-        } else {
-            let up = rampUp + phase
-            let down = rampDown + phase
-            let src2 = base - nextTapDelay[k]
-            let g2 = nextTapGain[k]
-            for s in 0..<len { dst[s] = gk * down[s] * src[s] + g2 * up[s] * src2[s] }
-        }
+        for s in 0..<len { dst[s] = gk * src[s] }
+        guard tapFadeLeft > 0 else { return }
+        let up = fadeWeights(left: tapFadeLeft, phase: phase)
+        let src2 = base - nextTapDelay[k]
+        let g2 = nextTapGain[k]
+        for s in 0..<len { dst[s] += (g2 * src2[s] - dst[s]) * up[s] }
     }
 
     /// Line i's sample at ring position `position` (−2 and −1 are the mirrors).
@@ -175,7 +178,7 @@ extension ReverbCore {
         let w = fdnWrite
         let g = Self.grid
         let r = rows
-        if lengthFadeLeft == 0 {
+        if lengthFadeLeft == 0 && !coefficientsRamping {
             for i in 0..<Self.lines {
                 let src = UnsafePointer(linePointer(i, at: (w - length[i]) & mask))
                 let prev = src - 1
@@ -187,23 +190,28 @@ extension ReverbCore {
                 for s in 0..<len { z[s] = a * src[s] + b * prev[s] + c * prev2[s] }
             }
         } else {
-            // Line lengths changed: crossfade each line's read from the old to the new
-            // length over `lengthFadeIntervals` control intervals.
-            let ramp = scratch + 5 * g
-            let total = Float(Self.lengthFadeIntervals * g)
-            let elapsed = (Self.lengthFadeIntervals - lengthFadeLeft) * g + phase
-            for s in 0..<len { ramp[s] = Float(elapsed + s + 1) / total }
+            // Coefficients moving (linearly over this interval) and/or line lengths
+            // changing (each line's read crossfades from the old to the new length). With
+            // neither, this computes exactly what the loop above does.
+            let up = fadeWeights(left: max(lengthFadeLeft, 1), phase: phase)
+            let ramp = UnsafePointer(rampUp + phase)
             for i in 0..<Self.lines {
                 let new = UnsafePointer(linePointer(i, at: (w - length[i]) & mask))
                 let old = UnsafePointer(linePointer(i, at: (w - oldLength[i]) & mask))
-                let a = absorbA[i]
-                let b = absorbB[i]
-                let c = absorbC[i]
+                let a0 = startA[i]
+                let b0 = startB[i]
+                let c0 = startC[i]
+                let da = absorbA[i] - a0
+                let db = absorbB[i] - b0
+                let dc = absorbC[i] - c0
                 let z = r + i * g
                 for s in 0..<len {
-                    let zn = a * new[s] + b * new[s - 1] + c * new[s - 2]
+                    let a = a0 + da * ramp[s]
+                    let b = b0 + db * ramp[s]
+                    let c = c0 + dc * ramp[s]
                     let zo = a * old[s] + b * old[s - 1] + c * old[s - 2]
-                    z[s] = zo + (zn - zo) * ramp[s]
+                    let zn = a * new[s] + b * new[s - 1] + c * new[s - 2]
+                    z[s] = zo + (zn - zo) * up[s]
                 }
             }
         }

@@ -63,12 +63,15 @@ public struct ReverbUnitType: UnitType {
 ///
 /// Control: the slow derived values (reflection taps, line lengths, absorption
 /// coefficients) are recomputed at fixed absolute times (every 64 samples of
-/// `sampleTime`), from the smoothed parameters at that sample. Changed reflection taps
-/// crossfade over the next 64 samples; changed line lengths (`randomizeReflections`)
-/// crossfade their reads over 512 samples: no clicks. `dryWetMix` and `gain` are applied
-/// per sample. Nothing depends on block boundaries, so the output is the same for any
-/// block size. After the input has been silent and the tail has fallen below −160 dB the
-/// state is cleared (no denormals, and silence costs almost nothing).
+/// `sampleTime`), from the parameters at that sample. New reflection taps (min/max delay,
+/// which the engine steps rather than ramps) and new line lengths (`randomizeReflections`)
+/// are reached by one raised-cosine crossfade of 512 samples; a knob that keeps moving gives
+/// a chain of such crossfades, each to its latest value: no clicks, no zipper. Absorption
+/// coefficients move linearly across each 64-sample interval, following the smoothed decay
+/// times; `dryWetMix` and `gain` are applied per sample. Nothing depends on block
+/// boundaries, so the output is the same for any block size. After the input has been
+/// silent and the output has stayed below −160 dB for longer than the longest delay, the
+/// state is cleared: no denormals, exact silence, and silence costs almost nothing.
 ///
 /// Thread: render for `render`/`reset`; control for `init`/`prepare`.
 public final class ReverbUnit: RackUnit {
@@ -84,10 +87,10 @@ public final class ReverbUnit: RackUnit {
             help: "level of the reverb signal (before the mix)"),
         ParameterSpec(
             id: "minDelayTime", name: "Min delay time", unit: .seconds, range: 0.0001...1, defaultValue: 0.015,
-            smoothingSeconds: 0.05, help: "first early reflection (pre-delay of the reverb)"),
+            smoothingSeconds: 0, help: "first early reflection (pre-delay of the reverb)"),
         ParameterSpec(
             id: "maxDelayTime", name: "Max delay time", unit: .seconds, range: 0.0001...1, defaultValue: 0.055,
-            smoothingSeconds: 0.05, help: "last early reflection"),
+            smoothingSeconds: 0, help: "last early reflection"),
         ParameterSpec(
             id: "decayTimeAt0Hz", name: "Decay time at 0 Hz", unit: .seconds, range: 0.001...20, defaultValue: 1.8,
             smoothingSeconds: 0.05, help: "RT60 of the tail at low frequencies"),
