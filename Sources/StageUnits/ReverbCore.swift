@@ -285,11 +285,14 @@ struct ReverbCore {
             let m = (g0 + gN) / 2
             let e2 = min(max(onePoleMid * onePoleMid - b * b, m * m - abs(b) * m), m * m + abs(b) * m)
             let e = max(e2, 0).squareRoot()
-            absorbA[i] = Float(scale * (m + e) / 2)
-            absorbB[i] = Float(scale * b)
-            absorbC[i] = Float(scale * (m - e) / 2)
+            absorbA[i] = Self.coefficient(scale * (m + e) / 2)
+            absorbB[i] = Self.coefficient(scale * b)
+            absorbC[i] = Self.coefficient(scale * (m - e) / 2)
         }
     }
+
+    /// A coefficient as a Float, 0 when it would be tiny (or denormal). Thread: any.
+    static func coefficient(_ x: Double) -> Float { abs(x) < 1e-20 ? 0 : Float(x) }
 
     /// Runs at every multiple of 64 samples (and at the first sample after a reset):
     /// closes the last interval (fades, silence detection) and derives the slow values

@@ -75,6 +75,10 @@ extension ReverbCore {
         return len
     }
 
+    /// `x`, or 0 when |x| < 1e-20.
+    @inline(__always)
+    static func flush(_ x: Float) -> Float { abs(x) < 1e-20 ? 0 : x }
+
     /// A Schroeder allpass (delay `length`, coefficient `allpassGain`) in place on `data`.
     /// Each slot is read then written once per pass, so the loop has no dependency
     /// between samples and vectorizes. Returns the new index.
@@ -92,7 +96,7 @@ extension ReverbCore {
             for s in 0..<c {
                 let old = b[s]
                 var v = d[s] + gain * old
-                v = abs(v) < 1e-20 ? 0 : v  // flush what would decay into denormals
+                v = flush(v)  // what would decay into denormals
                 b[s] = v
                 d[s] = old - gain * v
             }
@@ -234,19 +238,21 @@ extension ReverbCore {
             let b5 = a5 + a7
             let b6 = a4 - a6
             let b7 = a5 - a7
-            let v0 = b0 + b4
-            let v1 = b1 + b5
+            // Values under 1e-20 (−400 dB) become 0, so a decaying tail never reaches the
+            // denormals, even with very short decay times and without flush-to-zero.
+            let v0 = Self.flush(b0 + b4)
+            let v1 = Self.flush(b1 + b5)
             left[s] = v0 * k
             right[s] = v1 * k
             let x = input[s]
             r0[s] = v0 + x
             r1[s] = v1 - x
-            r2[s] = (b2 + b6) + x
-            r3[s] = (b3 + b7) + x
-            r4[s] = (b0 - b4) - x
-            r5[s] = (b1 - b5) + x
-            r6[s] = (b2 - b6) - x
-            r7[s] = (b3 - b7) - x
+            r2[s] = Self.flush(b2 + b6) + x
+            r3[s] = Self.flush(b3 + b7) + x
+            r4[s] = Self.flush(b0 - b4) - x
+            r5[s] = Self.flush(b1 - b5) + x
+            r6[s] = Self.flush(b2 - b6) - x
+            r7[s] = Self.flush(b3 - b7) - x
         }
         for i in 0..<Self.lines {
             let line = linePointer(i, at: 0)

@@ -259,6 +259,16 @@ final class ReverbTests: XCTestCase {
         }
     }
 
+    func testShortDecaysNeverProduceDenormals() throws {
+        for (t0, tn): (Float, Float) in [(0.05, 0.02), (0.002, 0.001), (0.01, 5)] {
+            let h = try harness(["dryWetMix": 100, "decayTimeAt0Hz": t0, "decayTimeAtNyquist": tn])
+            var x = noise(4800)
+            x += [Float](repeating: 0, count: 96000)
+            let y = h.render(input: [x], frames: x.count)
+            for side in 0..<2 { XCTAssertFalse(ReverbMeasure.hasSubnormals(y[side]), "T0 \(t0) Tn \(tn)") }
+        }
+    }
+
     func testExtremeParametersAndFastSweepsStayFinite() throws {
         let x = noise(48000, amplitude: 1)
         let specs = ReverbUnit.parameterSpecs
