@@ -314,6 +314,39 @@ final class ReverbTests: XCTestCase {
         XCTAssertEqual(count, 0)
     }
 
+    func testInARackAStereoSourceIsAveragedAndDryPassesUnchanged() throws {
+        // Through the real rack reader, graph compiler and engine: a stereo microphone
+        // into the reverb's mono input (the engine averages), bypassed by dryWetMix 0.
+        let registry = UnitRegistry(StandardUnits.types)
+        let text = """
+            { format: 1, name: "reverb bypass",
+              units: { mic: { type: "input" }, verb: { type: "reverb", params: { dryWetMix: 0, decayTimeAt0Hz: 3 } },
+                       out: { type: "output" } },
+              connections: [ "mic -> verb -> out" ] }
+            """
+        let rack = try RackReader(registry: registry).read(text: text)
+        let plan = try GraphCompiler(registry: registry).compile(
+            rack, options: .init(sampleRate: rate, maxFrames: 128, hostInputChannels: 2))
+        XCTAssertEqual(plan.tailSeconds, 1.8 + 0.055, accuracy: 1e-6, "defaults until the unit has rendered")
+        let engine = RenderEngine(plan: plan)
+        let left = noise(1280, amplitude: 0.4, seed: 3)
+        let right = noise(1280, amplitude: 0.4, seed: 4)
+        for b in 0..<10 {
+            for i in 0..<128 {
+                plan.hostInput[0][i] = left[b * 128 + i]
+                plan.hostInput[1][i] = right[b * 128 + i]
+            }
+            engine.render(frameCount: 128)
+            for i in 0..<128 {
+                let mono = (left[b * 128 + i] + right[b * 128 + i]) * 0.5
+                XCTAssertEqual(plan.hostOutput[0][i], mono, accuracy: 1e-7)
+                XCTAssertEqual(plan.hostOutput[1][i], mono, accuracy: 1e-7)
+            }
+        }
+        let verb = try XCTUnwrap(plan.unitIDs.firstIndex(of: "verb"))
+        XCTAssertEqual(plan.units[verb].tailSeconds, 3 + 0.055, accuracy: 1e-3, "the rack's decay, once rendered")
+    }
+
     func testTailSecondsFollowsTheLongerDecayTime() throws {
         let h = try harness()
         XCTAssertEqual(h.unit.tailSeconds, 1.8 + 0.055, accuracy: 1e-3)
