@@ -5,5 +5,6 @@ public enum StandardUnits {
     public static var types: [any UnitType] {
         [InputUnitType(), OutputUnitType(), GainUnitType(), MixerUnitType()]
             + [DelayUnitType()]
+            + [ReverbUnitType()]
     }
 }
