@@ -84,6 +84,10 @@ struct PitchBench {
             let name = String(cString: only)
             cases = cases.filter { $0.name == name }
         }
+        if let only = getenv("PITCH_BENCH_ONLY") {
+            let name = String(cString: only)
+            cases = cases.filter { $0.name == name }
+        }
         var times = Array(repeating: [Double](), count: cases.count)
         for round in 0..<rounds {
             for (i, c) in cases.enumerated() {

@@ -287,6 +287,27 @@ public enum PitchMeasure {
         return Array(out.prefix(frames))
     }
 
+    /// The power-weighted mean frequency and the total power (as squared sine amplitude)
+    /// of `x` between `from` and `to` Hz, from Goertzel magnitudes every 0.5 Hz.
+    public static func bandCentroid(
+        _ x: ArraySlice<Float>, from: Double, to: Double, sampleRate: Double = 48000
+    ) -> (frequency: Double, power: Double) {
+        var weighted = 0.0
+        var total = 0.0
+        var f = from
+        while f <= to {
+            let m = Measure.magnitude(at: f, in: x, sampleRate: sampleRate)
+            weighted += f * m * m
+            total += m * m
+            f += 0.5
+        }
+        // Hann-windowed Goertzel: a pure tone's main lobe spans ±2 bins; in 0.5 Hz steps
+        // over a slice of n samples, its summed squared magnitude is about 1.5·n/(2·fs)
+        // bins' worth per Hz step: normalise so a pure sine of amplitude a gives a².
+        let binsPerStep = 0.5 * Double(x.count) / sampleRate
+        return (total > 0 ? weighted / total : 0, total * binsPerStep / 1.5)
+    }
+
     /// Deterministic white noise in −amplitude…amplitude (xorshift).
     public static func noise(frames: Int, amplitude: Float = 0.5, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [Float] {
         var state = seed

@@ -20,28 +20,43 @@ import Glibc
 /// `latency`, so the unit then is a pure delay. Thread: render (state only; memory belongs
 /// to the channel).
 struct GranularPath {
+    /// 2³²: delays are fixed point with 32 fractional bits; the phase wraps at 2³².
+    static let one = 4_294_967_296.0
+    static let half: UInt32 = 1 << 31
+
     /// Average delay in samples (the unit's latency).
     let latency: Double
     /// Shortest nominal delay and the grain (distance a tap travels between jumps).
     let minimumDelay: Double
     let grain: Double
-    let inverseGrain: Double
     /// Jumps may land this many samples away from nominal to match phase.
     let searchRadius: Int
     /// Correlation window for the phase match.
     let matchWindow: Int
     /// Longest delay a tap may reach (ring capacity minus margins).
     let maximumDelay: Double
+    let minimumFixed: Int64
+    let maximumFixed: Int64
+    let latencyFixed: Int64
     /// |1 − ratio| below which the crossfade parks.
     let parkThreshold: Double = 2.9e-4
-    /// φ change per sample while parking (a 50 ms crossfade at most).
-    let parkPhaseStep: Double
+    /// Phase change per sample while parking (a 50 ms crossfade at most).
+    let parkPhaseStep: UInt32
     /// Delay change per sample while parking (0.3 %: a pitch deviation under 5 cents).
-    let parkDelayStep: Double = 0.003
+    let parkDelayStep = Int64(0.003 * 4_294_967_296.0)
 
-    var phase: Double = 0.5
-    var delayA: Double = 0
-    var delayB: Double = 0
+    // Derived from the ratio, recomputed only when it changes.
+    var cachedRatio: Float = .nan
+    var delayStep: Int64 = 0
+    var phaseStep: UInt32 = 0
+    var parked = true
+    var up = false
+
+    /// φ in units of 2⁻³² of a cycle.
+    var phase: UInt32 = GranularPath.half
+    /// Tap delays in samples, fixed point 32.32.
+    var delayA: Int64 = 0
+    var delayB: Int64 = 0
     var pendingA = false
     var pendingB = false
 
@@ -51,31 +66,39 @@ struct GranularPath {
         searchRadius = max(8, Int((sampleRate * 0.00333).rounded()))
         minimumDelay = Double(searchRadius + 4)
         grain = 2 * (Double(latency) - minimumDelay)
-        inverseGrain = 1 / grain
         matchWindow = max(32, Int((sampleRate * 0.00533 / 8).rounded()) * 8)
         maximumDelay = Double(historySize - matchWindow - 2 * searchRadius - 8)
-        parkPhaseStep = 5 / sampleRate
+        minimumFixed = Int64(3) << 32
+        maximumFixed = Int64(maximumDelay) << 32
+        latencyFixed = Int64(latency) << 32
+        parkPhaseStep = UInt32(min(GranularPath.one * 5 / sampleRate, GranularPath.one / 8))
         reset()
     }
 
     /// Starts parked: tap A alone at exactly `latency`. Thread: render.
     mutating func reset() {
-        phase = 0.5
-        delayA = latency
-        delayB = minimumDelay
+        cachedRatio = .nan
+        phase = GranularPath.half
+        delayA = latencyFixed
+        delayB = Int64(minimumDelay) << 32
         pendingA = false
         pendingB = true
     }
 
-    /// Reads `ring` at a fractional `delay` behind absolute sample `now` (4-point Hermite).
     @inline(__always)
-    static func read(_ ring: UnsafePointer<Float>, _ mask: Int, _ now: Int64, _ delay: Double) -> Float {
-        let position = Double(now) - delay
-        // floor without a libm call (x86-64's baseline has no rounding instruction).
-        var whole = Int64(position)
-        if Double(whole) > position { whole -= 1 }
-        let f = Float(position - Double(whole))
-        let p = ring + Int((whole - 1) & Int64(mask))
+    static func fixed(_ delay: Double) -> Int64 { Int64(delay * one) }
+
+    @inline(__always)
+    static func samples(_ delay: Int64) -> Double { Double(delay) / one }
+
+    /// Reads `ring` at a fixed-point `delay` behind absolute sample `now` (4-point
+    /// Hermite). Wrapping arithmetic: only the position modulo the ring matters.
+    @inline(__always)
+    static func read(_ ring: UnsafePointer<Float>, _ mask: Int, _ now: Int64, _ delay: Int64) -> Float {
+        let position = (now &<< 32) &- delay
+        let whole = position >> 32
+        let f = Float(UInt32(truncatingIfNeeded: position)) * (1 / 4_294_967_296.0)
+        let p = ring + Int((whole &- 1) & Int64(mask))
         let xm1 = p[0]
         let x0 = p[1]
         let x1 = p[2]
@@ -88,10 +111,9 @@ struct GranularPath {
 
     /// sin²(πφ) from the table (`table[i]` = sin²(π i / 1024), 1025 entries).
     @inline(__always)
-    static func weight(_ table: UnsafePointer<Float>, _ phase: Double) -> Float {
-        let x = phase * 1024
-        let i = min(Int(x), 1023)
-        let f = Float(x - Double(i))
+    static func weight(_ table: UnsafePointer<Float>, _ phase: UInt32) -> Float {
+        let i = Int(phase >> 22)
+        let f = Float(phase & 0x3F_FFFF) * (1 / 4_194_304.0)
         return table[i] + f * (table[i + 1] - table[i])
     }
 
@@ -173,36 +195,33 @@ struct GranularPath {
         return min(max(target, 3), maximumDelay)
     }
 
+    /// Recomputes the per-sample steps for a new ratio. Thread: render.
+    mutating func setRatio(_ ratio: Float) {
+        cachedRatio = ratio
+        let rate = 1 - Double(ratio)
+        parked = !(abs(rate) > parkThreshold)
+        up = rate < 0
+        delayStep = Int64(rate * GranularPath.one)
+        phaseStep = UInt32(min(abs(rate) / grain * GranularPath.one, GranularPath.one / 8))
+    }
+
     /// One output sample at absolute time `now` (the ring already holds it). Thread: render.
     @inline(__always)
     mutating func process(
         ring: UnsafePointer<Float>, mask: Int, now: Int64, ratio: Float, table: UnsafePointer<Float>
     ) -> Float {
-        let rate = 1 - Double(ratio)
-        if abs(rate) > parkThreshold {
+        if ratio != cachedRatio { setRatio(ratio) }
+        if !parked {
             let old = phase
-            var next = phase + abs(rate) * inverseGrain
-            var jumpA = pendingA
-            var jumpB = pendingB
-            if old < 0.5 && next >= 0.5 { jumpB = true }
-            if next >= 1 {
-                next -= 1
-                jumpA = true
-            }
+            let next = phase &+ phaseStep
+            let jumpB = pendingB || (old < GranularPath.half && next >= GranularPath.half)
+            let jumpA = pendingA || next < old
             phase = next
-            delayA += rate
-            delayB += rate
-            let up = rate < 0
-            if jumpB {
-                delayB = jumpTarget(from: delayA, up: up, ring: ring, mask: mask, now: now)
-                pendingB = false
-            }
-            if jumpA {
-                delayA = jumpTarget(from: delayB, up: up, ring: ring, mask: mask, now: now)
-                pendingA = false
-            }
-            delayA = min(max(delayA, 3), maximumDelay)
-            delayB = min(max(delayB, 3), maximumDelay)
+            delayA &+= delayStep
+            delayB &+= delayStep
+            if jumpB || jumpA { jump(a: jumpA, b: jumpB, ring: ring, mask: mask, now: now) }
+            delayA = min(max(delayA, minimumFixed), maximumFixed)
+            delayB = min(max(delayB, minimumFixed), maximumFixed)
         } else {
             park()
         }
@@ -214,23 +233,41 @@ struct GranularPath {
         return out
     }
 
+    /// Lands the silent tap(s) at their phase-matched positions. Thread: render.
+    mutating func jump(a: Bool, b: Bool, ring: UnsafePointer<Float>, mask: Int, now: Int64) {
+        if b {
+            let target = jumpTarget(from: GranularPath.samples(delayA), up: up, ring: ring, mask: mask, now: now)
+            delayB = GranularPath.fixed(target)
+            pendingB = false
+        }
+        if a {
+            let target = jumpTarget(from: GranularPath.samples(delayB), up: up, ring: ring, mask: mask, now: now)
+            delayA = GranularPath.fixed(target)
+            pendingA = false
+        }
+    }
+
     /// Ratio 1: move the crossfade to the nearest single-tap point and that tap to
     /// `latency`. Thread: render.
     @inline(__always)
     mutating func park() {
-        let target = (phase * 2).rounded() / 2
-        if phase < target {
-            phase = min(phase + parkPhaseStep, target)
-        } else if phase > target {
-            phase = max(phase - parkPhaseStep, target)
+        let quarter: UInt32 = 1 << 30
+        if phase >= 3 * quarter {
+            let next = phase &+ parkPhaseStep
+            phase = next < phase ? 0 : next
+        } else if phase < quarter {
+            phase = phase > parkPhaseStep ? phase - parkPhaseStep : 0
+        } else if phase < GranularPath.half {
+            phase = GranularPath.half - phase > parkPhaseStep ? phase + parkPhaseStep : GranularPath.half
+        } else if phase > GranularPath.half {
+            phase = phase - GranularPath.half > parkPhaseStep ? phase - parkPhaseStep : GranularPath.half
         }
-        if phase >= 1 { phase -= 1 }
         if phase == 0 { pendingA = true }
-        if phase == 0.5 { pendingB = true }
-        if phase > 0.25 && phase < 0.75 {
-            delayA += min(max(latency - delayA, -parkDelayStep), parkDelayStep)
+        if phase == GranularPath.half { pendingB = true }
+        if phase > quarter && phase < 3 * quarter {
+            delayA += min(max(latencyFixed - delayA, -parkDelayStep), parkDelayStep)
         } else {
-            delayB += min(max(latency - delayB, -parkDelayStep), parkDelayStep)
+            delayB += min(max(latencyFixed - delayB, -parkDelayStep), parkDelayStep)
         }
     }
 }

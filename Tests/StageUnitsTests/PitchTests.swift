@@ -111,6 +111,62 @@ final class PitchTests: XCTestCase {
         }
     }
 
+    /// `any` mode on a chord (an A minor triad in just intonation, whose common period is
+    /// far longer than a grain, so no jump can match the phase of every note): each note's
+    /// energy moves to its shifted frequency. Granular shifting spreads each note into
+    /// sidebands at the jump rate (tens of Hz), so the measure is the power-weighted mean
+    /// frequency within ±1 semitone of the target (measured: within ±21 cents; a single
+    /// sideband can be off by 50), and what remains at the original pitch.
+    func testAnyModeShiftsEachNoteOfAChord() throws {
+        let notes = [220.0, 264.0, 330.0]
+        var chord = [Float](repeating: 0, count: 72000)
+        for f in notes {
+            let s = Measure.sine(frequency: f, sampleRate: sr, frames: chord.count, amplitude: 0.25)
+            for i in chord.indices { chord[i] += s[i] }
+        }
+        for cents: Float in [700, -500, 1200, -1200] {
+            let (out, _) = try render(chord, mode: "any", pitch: cents)
+            let steady = out[14400...]
+            for f in notes {
+                let target = f * ratio(cents)
+                let (centroid, power) = PitchMeasure.bandCentroid(
+                    steady, from: target * pow(2, -100.0 / 1200), to: target * pow(2, 100.0 / 1200), sampleRate: sr)
+                let left = Measure.magnitude(at: f, in: steady, sampleRate: sr)
+                let error = Measure.cents(centroid, from: target)
+                print("pitch chord \(cents): \(f) → centroid \(centroid) Hz (\(error) cents), band rms \(power.squareRoot()), left at \(f): \(left)")
+                XCTAssertLessThanOrEqual(abs(error), 30, "\(cents): note \(f)")
+                XCTAssertGreaterThan(power.squareRoot(), 0.1, "\(cents): note \(f)")
+                // (Unless a shifted note lands there: +700 cents takes 220 Hz to 330 Hz.)
+                if !notes.contains(where: { abs(Measure.cents($0 * ratio(cents), from: f)) < 100 }) {
+                    XCTAssertLessThan(left, 0.02, "\(cents): note \(f) still sounds unshifted")
+                }
+            }
+        }
+    }
+
+    /// Every time constant scales with the sample rate.
+    func testOtherSampleRates() throws {
+        for rate in [44100.0, 96000] {
+            let vowel = PitchMeasure.vowel(f0: 150, sampleRate: rate, frames: Int(rate))
+            for mode in ["voice", "any"] {
+                for cents: Float in [700, -500] {
+                    let h = try UnitHarness(
+                        type: PitchUnitType(), parameters: ["pitch": cents, "mode": mode == "voice" ? 0 : 1],
+                        sampleRate: rate, maxFrames: 256)
+                    let out = h.render(input: [vowel], frames: vowel.count)[0]
+                    let f = PitchMeasure.fundamental(out[Int(rate * 0.3)...], sampleRate: rate)
+                    let error = Measure.cents(f, from: 150 * ratio(cents))
+                    XCTAssertLessThanOrEqual(abs(error), 5, "\(rate) Hz \(mode) \(cents)")
+                }
+            }
+            let h = try UnitHarness(type: PitchUnitType(), parameters: ["pitch": 0], sampleRate: rate, maxFrames: 256)
+            let out = h.render(input: [vowel], frames: vowel.count)[0]
+            let latency = h.unit.latencyFrames
+            let worst = (latency..<vowel.count).map { abs(out[$0] - vowel[$0 - latency]) }.max() ?? 1
+            XCTAssertLessThan(worst, 1e-4, "\(rate) Hz: 0 cents is a pure delay")
+        }
+    }
+
     /// The estimator itself: exact on the unshifted signals (the test can tell).
     func testFrequencyEstimatorIsPrecise() {
         let sine = Measure.sine(frequency: 330, sampleRate: sr, frames: 24000)
