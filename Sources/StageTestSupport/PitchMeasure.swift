@@ -288,7 +288,7 @@ public enum PitchMeasure {
     }
 
     /// The power-weighted mean frequency and the total power (as squared sine amplitude)
-    /// of `x` between `from` and `to` Hz, from Goertzel magnitudes every 0.5 Hz.
+    /// of `x` between `from` and `to` Hz, from Goertzel magnitudes every 1 Hz.
     public static func bandCentroid(
         _ x: ArraySlice<Float>, from: Double, to: Double, sampleRate: Double = 48000
     ) -> (frequency: Double, power: Double) {
@@ -299,12 +299,11 @@ public enum PitchMeasure {
             let m = Measure.magnitude(at: f, in: x, sampleRate: sampleRate)
             weighted += f * m * m
             total += m * m
-            f += 0.5
+            f += 1
         }
-        // Hann-windowed Goertzel: a pure tone's main lobe spans ±2 bins; in 0.5 Hz steps
-        // over a slice of n samples, its summed squared magnitude is about 1.5·n/(2·fs)
-        // bins' worth per Hz step: normalise so a pure sine of amplitude a gives a².
-        let binsPerStep = 0.5 * Double(x.count) / sampleRate
+        // Hann-windowed Goertzel: summed over steps of 1 Hz, a pure sine of amplitude a
+        // gives about 1.5·a²·fs/n; normalise so that it gives a².
+        let binsPerStep = Double(x.count) / sampleRate
         return (total > 0 ? weighted / total : 0, total * binsPerStep / 1.5)
     }
 

@@ -102,8 +102,8 @@ struct PitchChannel {
         voiceAwake = false
     }
 
-    /// Renders `frames` samples. `ratio`, `gain` (1/√ratio), `mix` (0…1) and `mode` hold one
-    /// value per frame. Thread: render.
+    /// Renders `frames` samples. `ratio`, `gain` (PSOLA density compensation, min(1, 1/√ratio)),
+    /// `mix` (0…1) and `mode` hold one value per frame. Thread: render.
     @inline(__always)
     mutating func render(
         input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, frames: Int,
@@ -222,7 +222,7 @@ public final class PitchUnit: RackUnit {
         let p = context.parameters
         if p.isSteady(0) {
             let r = exp2f(p.value(0) / 1200)
-            let g = 1 / r.squareRoot()
+            let g = min(1, 1 / r.squareRoot())
             ratio.update(repeating: r, count: n)
             gain.update(repeating: g, count: n)
         } else {
@@ -230,7 +230,7 @@ public final class PitchUnit: RackUnit {
             for i in 0..<n {
                 let r = exp2f(cents[i] / 1200)
                 ratio[i] = r
-                gain[i] = 1 / r.squareRoot()
+                gain[i] = min(1, 1 / r.squareRoot())
             }
         }
         if p.isSteady(1) {

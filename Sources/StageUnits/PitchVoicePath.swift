@@ -180,7 +180,9 @@ struct VoicePath {
     }
 
     /// One output sample of the PSOLA path at absolute time `now` (ring holds `x` there).
-    /// `gain` compensates the grain density (1/√ratio). Thread: render.
+    /// `gain` compensates the grain density when shifting up (1/√ratio keeps the RMS); when
+    /// shifting down it is 1, so each pulse keeps its level and the RMS falls with the pulse
+    /// rate, as in a lower voice, and no peak ever exceeds the input's. Thread: render.
     @inline(__always)
     mutating func process(
         ring: UnsafePointer<Float>, mask: Int, now: Int64, x: Float, ratio: Float, gain: Float,
@@ -229,7 +231,7 @@ struct VoicePath {
             } else {
                 if grain.pointee.right == 0 { resolveRight(grain, j: j) }
                 let fallStart = grain.pointee.right - grain.pointee.fall
-                if j < fallStart {
+                if grain.pointee.right == 0 || j < fallStart {
                     w = 1
                 } else if j < grain.pointee.right {
                     w = VoicePath.lookup(riseTable, 1024 - Float(j - fallStart) * grain.pointee.fallScale)
@@ -257,7 +259,7 @@ struct VoicePath {
     }
 
     /// Sets a grain's right extent from the next mark of its segment, or from the
-    /// prediction once the fall must begin. Thread: render.
+    /// prediction once the fall must begin; never so that the window jumps. Thread: render.
     @inline(__always)
     mutating func resolveRight(_ grain: UnsafeMutablePointer<PsolaGrain>, j: Int) {
         let next = grain.pointee.mark + 1
@@ -272,6 +274,9 @@ struct VoicePath {
         }
         if right > 0 {
             let fall = min(riseLength(right), right)
+            // A mark found late (after the fall should have begun): fall from here instead
+            // of jumping into the fall or past the grain's end.
+            if j > right - fall { right = j + fall }
             grain.pointee.right = right
             grain.pointee.fall = fall
             grain.pointee.fallScale = 1024 / Float(fall)

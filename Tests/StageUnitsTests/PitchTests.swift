@@ -167,6 +167,32 @@ final class PitchTests: XCTestCase {
         }
     }
 
+    /// A bass voice (85 Hz: periods longer than fit two-period grains in the latency, so
+    /// the grain edges shorten) keeps its frequency and formants.
+    func testLowVoice() throws {
+        let vowel = PitchMeasure.vowel(f0: 85, frames: 72000)
+        let reference = PitchMeasure.formants(vowel[14400...])
+        for cents: Float in [700, -700, 300, -300] {
+            try assertFrequency(vowel, f0: 85, mode: "voice", cents: cents)
+            if abs(cents) <= 500 {
+                let (out, _) = try render(vowel, mode: "voice", pitch: cents)
+                let measured = PitchMeasure.formants(out[14400...])
+                print("pitch formants low voice \(cents): \(measured) vs \(reference)")
+                for (m, r) in zip(measured, reference) {
+                    XCTAssertLessThanOrEqual(abs(m / r - 1), 0.10, "\(cents): \(measured) vs \(reference)")
+                }
+            }
+        }
+    }
+
+    /// Two octaves either way (the parameter's limits).
+    func testTwoOctaveShiftsKeepTheirFrequency() throws {
+        for mode in ["voice", "any"] {
+            try assertFrequency(PitchMeasure.vowel(f0: 400, frames: 48000), f0: 400, mode: mode, cents: -2400)
+            try assertFrequency(PitchMeasure.vowel(f0: 150, frames: 48000), f0: 150, mode: mode, cents: 2400)
+        }
+    }
+
     /// The estimator itself: exact on the unshifted signals (the test can tell).
     func testFrequencyEstimatorIsPrecise() {
         let sine = Measure.sine(frequency: 330, sampleRate: sr, frames: 24000)
@@ -234,6 +260,33 @@ final class PitchTests: XCTestCase {
                 if mode == "any" || abs(cents) < 1200 {
                     XCTAssertGreaterThan(peak, 0.1, "\(mode) \(cents): output vanished")
                 }
+            }
+        }
+    }
+
+    /// The largest second difference |x[n+1] − 2x[n] + x[n−1]|: a step (click) shows here
+    /// at its full size, while smooth signals stay small.
+    func maxCurvature(_ x: ArraySlice<Float>) -> Float {
+        var m: Float = 0
+        var i = x.startIndex + 1
+        while i < x.endIndex - 1 {
+            m = max(m, abs(x[i + 1] - 2 * x[i] + x[i - 1]))
+            i += 1
+        }
+        return m
+    }
+
+    /// PSOLA on vowels, low to high voices: no grain starts or ends with a step. Pulses
+    /// keep their shape, so the output's curvature stays at the input's.
+    func testNoClicksOnVowelsInVoiceMode() throws {
+        for f0 in [85.0, 150, 300] {
+            let vowel = PitchMeasure.vowel(f0: f0, frames: 48000)
+            let reference = maxCurvature(vowel[...])
+            for cents in shifts + [300, -300] {
+                let (out, latency) = try render(vowel, mode: "voice", pitch: cents)
+                let curvature = maxCurvature(out[(latency + 4800)...])
+                print("pitch vowel clicks \(f0) \(cents): \(curvature) vs input \(reference)")
+                XCTAssertLessThanOrEqual(curvature, reference * 1.5, "\(f0) Hz, \(cents) cents")
             }
         }
     }
@@ -323,6 +376,7 @@ final class PitchTests: XCTestCase {
             for cents: Float in [-2400, 2400] {
                 let (out, _) = try render(input, mode: mode, pitch: cents, blockSize: 33)
                 XCTAssertTrue(out.allSatisfy(\.isFinite))
+                print("pitch extreme \(mode) \(cents): noise peak \(Measure.peak(out[..<24000])) vowel peak \(Measure.peak(out[24000...]))")
                 XCTAssertLessThanOrEqual(Measure.peak(out), 4, "\(mode) \(cents)")
             }
             // Full-speed parameter jumps every 50 frames.
