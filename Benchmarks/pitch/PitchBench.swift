@@ -3,8 +3,10 @@
 // Usage: pitch-bench INPUT.f32 ROUNDS OUTDIR
 // Reads mono 48 kHz raw float input, renders it through `pitch` (voice and any mode,
 // +300 cents) and through `gain` (the harness floor) in 256-frame blocks, ROUNDS times
-// interleaved, and prints the median CPU time (this thread, user+sys) per sample. Writes the
-// shifted audio of the first round to OUTDIR/voice.f32 and OUTDIR/any.f32 for listening.
+// interleaved, and prints the median CPU time (this thread) per sample. Writes the shifted
+// audio of the first round to OUTDIR/voice.f32 and OUTDIR/any.f32 for listening.
+// Environment: PITCH_BENCH_CENTS overrides the shift; PITCH_BENCH_ONLY=voice|any|gain runs
+// one case.
 import StageCore
 import StageUnits
 
@@ -75,15 +77,12 @@ struct PitchBench {
         }
         let input = readRaw(args[1])
         let outdir = args[3]
+        let cents = getenv("PITCH_BENCH_CENTS").flatMap { Float(String(cString: $0)) } ?? 300
         var cases: [(name: String, type: any UnitType, params: [String: Float])] = [
-            ("voice", PitchUnitType(), ["pitch": 300, "mode": 0]),
-            ("any", PitchUnitType(), ["pitch": 300, "mode": 1]),
+            ("voice", PitchUnitType(), ["pitch": cents, "mode": 0]),
+            ("any", PitchUnitType(), ["pitch": cents, "mode": 1]),
             ("gain", GainUnitType(), ["gain": -3]),
         ]
-        if let only = getenv("PITCH_BENCH_ONLY") {
-            let name = String(cString: only)
-            cases = cases.filter { $0.name == name }
-        }
         if let only = getenv("PITCH_BENCH_ONLY") {
             let name = String(cString: only)
             cases = cases.filter { $0.name == name }

@@ -9,16 +9,34 @@ import Glibc
 /// - `pitch` −2400…2400 cents (default 0; smoothed over 50 ms, so sweeps glide).
 /// - `wetDryMix` 0–100 % (default 100). The dry signal is delayed by the unit's latency, so
 ///   a 50 % mix is an aligned harmony, not a flanger.
-/// - `mode`: `voice` (default) or `any`, a real-time parameter. `voice` is monophonic and
-///   keeps formants (TD-PSOLA on detected pitch marks; unvoiced sound goes through the
-///   granular path); `any` is granular and works on chords, instruments and noise, but
-///   moves formants with the pitch. Switching is click-free: both modes have the same
-///   latency, the granular path runs whenever voice grains do not cover the output, and
-///   the change crossfades through the grains' windows. So it is a parameter, not a unit setting.
+/// - `mode`: `voice` (default) or `any`, a real-time parameter. Switching is click-free:
+///   both modes have the same latency, the granular path runs whenever voice grains do not
+///   cover the output, and the change crossfades through the grains' windows. So it is a
+///   parameter, not a unit setting.
 ///
-/// Latency: 14.5 ms in both modes (696 frames at 48 kHz), reported by `latencyFrames`.
-/// Defaults for live vocals: voice mode, 0 cents (a pure 14.5 ms delay until a shift is
-/// set), 100 % wet; use 50 % wet for a harmony voice beside the dry one.
+/// `voice` (one singer; keeps formants): TD-PSOLA (`VoicePath`) on pitch marks placed one
+/// per period by a YIN detector (`PitchDetector`, 70–1100 Hz) and a peak tracker; grains of
+/// two periods, Hann-windowed, placed at the shifted period. Unvoiced sound (consonants,
+/// breath, noise) goes through the granular path. Below 120 Hz the grain edges shorten to
+/// fit the latency (flat-topped windows). A pure tone's spectral envelope is the tone
+/// itself, so shifting a sine (a whistle) up an octave in this mode nearly silences it: use
+/// `any` for whistles and instruments.
+///
+/// `any` (chords, instruments, noise; formants move with the pitch): two crossfaded read
+/// taps (`GranularPath`), 22 ms grains, each jump phase-matched by correlation so single
+/// notes stay exact. Chords whose notes share no short period spread into sidebands at
+/// the jump rate (the warble of granular harmonizers): measured, each note's energy centre
+/// lands within about ±20 cents of its target.
+///
+/// Latency: 14.5 ms in both modes (696 frames at 48 kHz), reported by `latencyFrames`. It
+/// is the mean delay: PSOLA grains read within half a period of it, granular taps sweep
+/// 3.4–25.6 ms around it (±3.3 ms for phase matching). At 0 cents the unit is exactly a
+/// 14.5 ms delay. (Rubber Band's real-time mode, for comparison, adds 45–93 ms.)
+///
+/// Defaults for live vocals: voice mode, 0 cents (a pure delay until a shift is set), 100 %
+/// wet; use 50 % wet for a harmony voice beside the dry one. Level: pitch up keeps the RMS;
+/// pitch down in voice mode keeps each glottal pulse's level, so the RMS falls with the
+/// pulse rate (−3 dB an octave down), like a lower voice; no shift raises peaks.
 ///
 /// Channels: each input channel is shifted on its own (mono per channel).
 ///

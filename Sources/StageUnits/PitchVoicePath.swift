@@ -44,15 +44,16 @@ struct PsolaGrain {
 /// Latency: a grain must start `rise` samples before its synthesis mark, and its analysis
 /// mark (found up to 0.2 periods after it) must be known then. With the nearest mark within
 /// half a period of `synthesis − latency`, full two-period Hann grains fit when
-/// 1.7·period + 13 ≤ latency: periods up to 8.1 ms (voices above 123 Hz at 14.5 ms). For
+/// 1.7·period + 13 ≤ latency: periods up to 8.4 ms (voices above 120 Hz at 14.5 ms). For
 /// lower voices the rise and fall shorten to `latency − 0.7·period − 13` samples (a
-/// flat-topped window, still complementary at ratio 1): at 80 Hz, 37 % of a period.
+/// flat-topped window, still complementary at ratio 1): at 80 Hz, 44 % of a period.
 ///
 /// Unvoiced input makes no grains. `fallback` tells the channel how much of the granular
 /// path to add: all of it while no grains play, and 1 − (sum of grain windows) while the
 /// first grain of a voiced stretch rises and while the last ones fall, so the handover is
 /// a crossfade by the grains' own windows (exact at ratio 1: both paths are then the same
-/// delay). Between, PSOLA plays alone. Thread: render; memory is allocated in `init`
+/// delay). Between, PSOLA plays alone. The share never rises faster than a 5 ms ramp or
+/// the grains' fall, so a stretch that ends in a gap between grains fades. Thread: render; memory is allocated in `init`
 /// (control) and freed by `deallocate`.
 struct VoicePath {
     let latency: Int
@@ -98,6 +99,8 @@ struct VoicePath {
 
     /// How much of the granular path the channel adds (0…1), for the current sample.
     var fallback: Float = 1
+    var lastCoverage: Float = 0
+    let fallbackStep: Float
 
     /// Thread: control.
     init(sampleRate: Double, latency: Int, historySize: Int) {
@@ -124,6 +127,7 @@ struct VoicePath {
         a2 = Float((1 - alpha) / a0)
         groupDelay = Int((2.0.squareRoot() / (2 * Double.pi * 1000) * sampleRate).rounded())
         grains = .allocate(capacity: grainCapacity)
+        fallbackStep = Float(1 / (0.005 * sampleRate))
     }
 
     /// Thread: control.
@@ -159,6 +163,7 @@ struct VoicePath {
         decideAt = 0
         grainCount = 0
         fallback = 1
+        lastCoverage = 0
     }
 
     /// True when the path contributes nothing and may stop being called.
@@ -245,7 +250,13 @@ struct VoicePath {
             coverage += w
             g += 1
         }
-        fallback = active && now >= firstCenter ? 0 : max(0, 1 - coverage)
+        // The granular share fills what the grains leave, but rises no faster than a 5 ms
+        // ramp or the grains' own fall (so it stays their exact complement at ratio 1,
+        // and fades in smoothly when voicing ends in a gap between grains, ratio < 1).
+        let target: Float = active && now >= firstCenter ? 0 : max(0, 1 - coverage)
+        let rise = max(fallbackStep, lastCoverage - coverage)
+        fallback = min(target, fallback + rise)
+        lastCoverage = coverage
         return sum * gain
     }
 

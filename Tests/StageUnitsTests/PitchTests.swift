@@ -322,6 +322,19 @@ final class PitchTests: XCTestCase {
         let bound = sineStep(f * ratio(300) * 1.5, Measure.peak(around))
         print("pitch mode switch: jump \(jump) bound \(bound)")
         XCTAssertLessThanOrEqual(jump, bound)
+
+        // On a voice, switching hands over between PSOLA grains and granular taps.
+        let vowel = PitchMeasure.vowel(f0: 150, frames: 72000)
+        for cents: Float in [300, -700] {
+            let v = try harness(mode: "voice", pitch: cents)
+            for k in 1...8 { v.set("mode", Float(k % 2), atFrame: Int64(k * 7000 + 333 * k)) }
+            let out = v.render(input: [vowel], frames: vowel.count, blockSize: 128)[0]
+            let curvature = maxCurvature(out[4800...])
+            print("pitch mode switch vowel \(cents): \(curvature) vs input \(maxCurvature(vowel[...]))")
+            // Granular output is the waveform sped up: its curvature scales with ratio².
+            let allowed = maxCurvature(vowel[...]) * Float(max(1, ratio(cents) * ratio(cents))) * 1.2
+            XCTAssertLessThanOrEqual(curvature, allowed, "\(cents)")
+        }
     }
 
     // MARK: Contract
