@@ -12,17 +12,30 @@ public enum PitchMeasure {
     /// A synthetic vowel: a glottal pulse train (unit impulses every 1/f0 s, rounded to the
     /// nearest sample) through cascaded two-pole resonators with unity gain at 0 Hz,
     /// scaled to peak `amplitude`.
+    /// With `vibratoCents` > 0 the pitch swings sinusoidally by ±vibratoCents at
+    /// `vibratoRate` Hz (see `vibratoPitch`).
     public static func vowel(
         f0: Double, formants: [(frequency: Double, bandwidth: Double)] = vowelFormants, sampleRate: Double = 48000,
-        frames: Int, amplitude: Float = 0.5
+        frames: Int, amplitude: Float = 0.5, vibratoCents: Double = 0, vibratoRate: Double = 5.5
     ) -> [Float] {
         var x = [Double](repeating: 0, count: frames)
-        var k = 0.0
-        while true {
-            let i = Int((k * sampleRate / f0).rounded())
-            if i >= frames { break }
-            x[i] = 1
-            k += 1
+        if vibratoCents == 0 {
+            var k = 0.0
+            while true {
+                let i = Int((k * sampleRate / f0).rounded())
+                if i >= frames { break }
+                x[i] = 1
+                k += 1
+            }
+        } else {
+            var phase = 1.0
+            for i in 0..<frames {
+                if phase >= 1 {
+                    x[i] = 1
+                    phase -= 1
+                }
+                phase += vibratoPitch(f0: f0, cents: vibratoCents, rate: vibratoRate, at: Double(i) / sampleRate) / sampleRate
+            }
         }
         for (f, b) in formants {
             let r = exp(-Double.pi * b / sampleRate)
@@ -39,6 +52,29 @@ public enum PitchMeasure {
         }
         let peak = x.reduce(0) { max($0, abs($1)) }
         return x.map { Float($0 / peak) * amplitude }
+    }
+
+    /// The instantaneous pitch of a vibrato vowel at `time` seconds.
+    public static func vibratoPitch(f0: Double, cents: Double, rate: Double, at time: Double) -> Double {
+        f0 * pow(2, cents / 1200 * sin(2 * Double.pi * rate * time))
+    }
+
+    /// A pitch track: the YIN period (with parabolic refinement) of `frame`-sample frames
+    /// every `hop` samples, in Hz, nil where the frame is not clearly periodic.
+    public static func pitchTrack(
+        _ x: [Float], sampleRate: Double = 48000, frame: Int = 1920, hop: Int = 480, low: Double = 60, high: Double = 1000
+    ) -> [Double?] {
+        let s = x.map { Double($0) }
+        let minLag = max(2, Int(sampleRate / high))
+        let maxLag = Int(sampleRate / low) + 1
+        var track: [Double?] = []
+        var start = 0
+        while start + frame + maxLag + 2 <= s.count {
+            let p = yinPeriod(s, start: start, window: frame, minLag: minLag, maxLag: maxLag)
+            track.append(p > 0 ? sampleRate / p : nil)
+            start += hop
+        }
+        return track
     }
 
     /// The fundamental frequency of a (quasi-)periodic signal, in Hz.

@@ -67,7 +67,7 @@ final class PitchTests: XCTestCase {
             var worst: Float = 0
             for i in latency..<input.count { worst = max(worst, abs(out[i] - input[i - latency])) }
             XCTAssertLessThan(worst, 1e-4, "\(mode): output differs from input delayed by \(latency)")
-            XCTAssertEqual(PitchMeasure.delay(of: out, relativeTo: input, maxLag: 2000), latency, mode)
+            XCTAssertEqual(PitchMeasure.delay(of: out, relativeTo: input, maxLag: 1000), latency, mode)
         }
     }
 
@@ -164,6 +164,29 @@ final class PitchTests: XCTestCase {
             let latency = h.unit.latencyFrames
             let worst = (latency..<vowel.count).map { abs(out[$0] - vowel[$0 - latency]) }.max() ?? 1
             XCTAssertLessThan(worst, 1e-4, "\(rate) Hz: 0 cents is a pure delay")
+        }
+    }
+
+    /// A sung vowel with vibrato (±50 cents at 5.5 Hz): the output's pitch contour follows
+    /// the input's, times the ratio, frame by frame (25 ms frames every 20 ms).
+    func testVibratoIsFollowed() throws {
+        let vowel = PitchMeasure.vowel(f0: 180, frames: 96000, vibratoCents: 50)
+        let inputTrack = PitchMeasure.pitchTrack(vowel, frame: 1200, hop: 960, low: 100)
+        for cents: Float in [700, -500] {
+            let (out, latency) = try render(vowel, mode: "voice", pitch: cents)
+            let outputTrack = PitchMeasure.pitchTrack(Array(out[latency...]), frame: 1200, hop: 960, low: 100)
+            var errors: [Double] = []
+            for (i, o) in outputTrack.enumerated() where i >= 15 {
+                guard let o, i < inputTrack.count, let f = inputTrack[i] else { continue }
+                errors.append(abs(Measure.cents(o, from: f * ratio(cents))))
+            }
+            errors.sort()
+            let median = errors[errors.count / 2]
+            let p90 = errors[errors.count * 9 / 10]
+            print("pitch vibrato \(cents): \(errors.count) frames, median error \(median), 90th percentile \(p90) cents")
+            XCTAssertGreaterThan(errors.count, 60)
+            XCTAssertLessThan(median, 5, "\(cents)")
+            XCTAssertLessThan(p90, 15, "\(cents)")
         }
     }
 
