@@ -45,6 +45,8 @@ let package = Package(
         .testTarget(
             name: "StageDriversTests",
             dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
+        .testTarget(
+            name: "StageSynthTests", dependencies: ["StageCore", "StageSynth", "StageTestSupport", "CAllocCounter"]),
     ],
     swiftLanguageModes: [.v6]
 )
