@@ -98,6 +98,10 @@ final class FluidSynthInstance {
     }
 
     deinit {
+        defaultCC?.deallocate()
+        defaultBendRange?.deallocate()
+        defaultProgram?.deallocate()
+        defaultGen?.deallocate()
         _ = fluid_synth_remove_sfont(synth, font.sfont)
         delete_fluid_synth(synth)
         delete_fluid_settings(settings)
@@ -151,9 +155,95 @@ final class FluidSynthInstance {
     /// Switches FluidSynth's chorus (all effect groups). Thread: render.
     func setChorus(_ on: Bool) { _ = fluid_synth_chorus_on(synth, -1, on ? 1 : 0) }
 
-    /// Voices off, controllers and programs back to defaults, effect buffers cleared
-    /// (measured: no allocation). Thread: render, or control while not rendering.
-    func systemReset() { _ = fluid_synth_system_reset(synth) }
+    @inline(__always) func allNotesOff(_ channel: Int) {
+        _ = fluid_synth_all_notes_off(synth, Int32(channel))
+    }
+
+    // MARK: Reset
+
+    static let genCount = Int(GEN_LAST.rawValue)
+    /// Channel state right after prepare, restored by `restoreDefaults`.
+    private var defaultCC: UnsafeMutablePointer<UInt8>?
+    private var defaultBendRange: UnsafeMutablePointer<Int32>?
+    private var defaultProgram: UnsafeMutablePointer<Int32>?
+    private var defaultGen: UnsafeMutablePointer<Float>?
+
+    /// Controllers that `restoreDefaults` does not replay: data entry, RPN/NRPN selection
+    /// and increments (they act on the selected parameter), and the channel-mode messages.
+    @inline(__always)
+    private static func restorable(_ cc: Int) -> Bool {
+        !(cc == 6 || cc == 38 || (96...101).contains(cc) || cc >= 120)
+    }
+
+    /// Records every channel's controllers, bend range, program and generator offsets, for
+    /// `restoreDefaults`. Thread: control (after the programs are selected).
+    func captureDefaults() {
+        let cc = defaultCC ?? .allocate(capacity: 16 * 128)
+        let bend = defaultBendRange ?? .allocate(capacity: 16)
+        let program = defaultProgram ?? .allocate(capacity: 16 * 3)
+        let gen = defaultGen ?? .allocate(capacity: 16 * Self.genCount)
+        for ch in 0..<16 {
+            var v: Int32 = 0
+            for c in 0..<128 {
+                v = 0
+                _ = fluid_synth_get_cc(synth, Int32(ch), Int32(c), &v)
+                cc[ch * 128 + c] = UInt8(clamping: v)
+            }
+            v = 2
+            _ = fluid_synth_get_pitch_wheel_sens(synth, Int32(ch), &v)
+            bend[ch] = v
+            var sf: Int32 = 0
+            var bank: Int32 = 0
+            var prog: Int32 = 0
+            _ = fluid_synth_get_program(synth, Int32(ch), &sf, &bank, &prog)
+            program[ch * 3] = sf
+            program[ch * 3 + 1] = bank
+            program[ch * 3 + 2] = prog
+            for g in 0..<Self.genCount { gen[ch * Self.genCount + g] = fluid_synth_get_gen(synth, Int32(ch), Int32(g)) }
+        }
+        defaultCC = cc
+        defaultBendRange = bend
+        defaultProgram = program
+        defaultGen = gen
+    }
+
+    /// Silences every voice at once and puts every channel back as `captureDefaults` found
+    /// it: controllers (after "reset all controllers"), bend range, generator offsets (RPN
+    /// and NRPN tuning) and program. Only state that differs is rewritten. No allocation
+    /// (measured). FluidSynth's own reverb and chorus keep their tail: libfluidsynth 2.3.1
+    /// has no call that clears them (`fluid_synth_system_reset` would, but in this version
+    /// it loses its queued voice and effect updates: voices keep sounding after it).
+    /// Thread: render, or control while not rendering.
+    func restoreDefaults() {
+        _ = fluid_synth_all_sounds_off(synth, -1)
+        guard let cc = defaultCC, let bend = defaultBendRange, let program = defaultProgram, let gen = defaultGen
+        else { return }
+        for ch in 0..<16 {
+            let c32 = Int32(ch)
+            _ = fluid_synth_cc(synth, c32, 121, 0)
+            var v: Int32 = 0
+            for c in 0..<128 where Self.restorable(c) {
+                v = -1
+                _ = fluid_synth_get_cc(synth, c32, Int32(c), &v)
+                let want = Int32(cc[ch * 128 + c])
+                if v != want { _ = fluid_synth_cc(synth, c32, Int32(c), want) }
+            }
+            v = -1
+            _ = fluid_synth_get_pitch_wheel_sens(synth, c32, &v)
+            if v != bend[ch] { _ = fluid_synth_pitch_wheel_sens(synth, c32, bend[ch]) }
+            for g in 0..<Self.genCount {
+                let want = gen[ch * Self.genCount + g]
+                if fluid_synth_get_gen(synth, c32, Int32(g)) != want { _ = fluid_synth_set_gen(synth, c32, Int32(g), want) }
+            }
+            var sf: Int32 = 0
+            var bank: Int32 = 0
+            var prog: Int32 = 0
+            _ = fluid_synth_get_program(synth, c32, &sf, &bank, &prog)
+            if sf != program[ch * 3] || bank != program[ch * 3 + 1] || prog != program[ch * 3 + 2] {
+                _ = fluid_synth_program_select(synth, c32, program[ch * 3], program[ch * 3 + 1], program[ch * 3 + 2])
+            }
+        }
+    }
 
     /// Voices currently sounding. Thread: render, or control while not rendering.
     var activeVoiceCount: Int { Int(fluid_synth_get_active_voice_count(synth)) }

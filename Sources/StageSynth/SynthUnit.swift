@@ -23,7 +23,8 @@ import Synchronization
 /// sounds elsewhere first releases the old note. Pitch bend (with the font's bend range and
 /// RPN 0 via CC 101/100/6/38), modulation, expression, volume, pan, sustain (64), sostenuto
 /// (66), all-sound-off (120), reset-controllers (121), all-notes-off (123), bank select and
-/// program change go to FluidSynth as they are. The soft pedal (67) is forwarded too, but
+/// program change go to FluidSynth as they are; the mode messages (124–127) only end the
+/// channel's notes (FluidSynth's mono modes stay off). The soft pedal (67) is forwarded too, but
 /// FluidSynth 2.3 ignores it, so notes struck while it is down have their velocity scaled by
 /// `softPedalVelocityScale` (softer and, through the font's velocity modulators, darker).
 ///
@@ -132,6 +133,7 @@ public final class SynthUnit: RackUnit {
         let inst = try FluidSynthInstance(sampleRate: spec.sampleRate, polyphony: configuration.polyphony, font: soundFont)
         instance = inst
         applyPrograms(inst)
+        inst.captureDefaults()
         warnings = soundFont.warnings + FluidSynthLog.messages(since: logStart).filter { $0.level <= 2 }.map(\.description)
         let half = max(spec.maxFrames, 64)
         if half != scratchHalf {
@@ -164,13 +166,14 @@ public final class SynthUnit: RackUnit {
         appliedTune = .nan
     }
 
-    /// Silences every voice, returns controllers, programs and FluidSynth's effects to their
-    /// start, and realigns FluidSynth's 64-frame grid with frame 0, without allocating.
+    /// Silences every voice at once, returns every channel's controllers, bend range,
+    /// tuning and program to how `prepare` left them, and realigns FluidSynth's 64-frame
+    /// grid with frame 0, without allocating. FluidSynth's own reverb and chorus tails (when
+    /// those parameters were on) cannot be cleared in libfluidsynth 2.3.1 and ring on.
     /// Thread: render, or control while not rendering.
     public func reset() {
         guard let inst = instance else { return }
-        inst.systemReset()
-        applyPrograms(inst)
+        inst.restoreDefaults()
         clearState()
         if phase != 0 {
             // Throw away the rest of the block FluidSynth already rendered.
@@ -299,7 +302,13 @@ public final class SynthUnit: RackUnit {
             let c = m.controller
             if c == 67 { softPedal[ch] = m.value >= 64 }
             if c == 121 { softPedal[ch] = false }
-            inst.controlChange(ch, c, m.value)
+            if c >= 124 {
+                // Omni/mono/poly mode messages: FluidSynth's mono modes are not used; MIDI
+                // says they end every note, which is all they do here.
+                inst.allNotesOff(ch)
+            } else {
+                inst.controlChange(ch, c, m.value)
+            }
             // All sound off, all notes off and the mode messages end every note.
             if c == 120 || c >= 123 { (sounding + ch * 128).update(repeating: -1, count: 128) }
         case .programChange:
