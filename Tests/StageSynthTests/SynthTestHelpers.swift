@@ -50,6 +50,12 @@ enum SynthTest {
         return (h, h.unit as! AllocationCountingUnit)
     }
 
+    /// Unit settings from JSON text, as a rack file would give them.
+    static func settings(_ json: String, rackDirectory: String = "") -> UnitSettings {
+        let node = try! JSONParser.parse(json)
+        return UnitSettings(members: node.members ?? [], rackDirectory: rackDirectory)
+    }
+
     /// Seconds to frames.
     static func frames(_ seconds: Double) -> Int { Int(seconds * sampleRate) }
 
