@@ -23,8 +23,8 @@ let package = Package(
         .target(name: "StageUnits", dependencies: ["StageCore"]),
         // Synth: the FluidSynth generator unit.
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
-        // Drivers: audio files (libsndfile, libsamplerate), the offline renderer.
-        .target(name: "StageDrivers", dependencies: ["StageCore", "CSndFile", "CSampleRate", "CStageShim"]),
+        // Drivers: ALSA live audio, audio files (libsndfile, libsamplerate), the offline renderer.
+        .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
         // App: the `stagerack` command.
         .executableTarget(
@@ -42,8 +42,9 @@ let package = Package(
 
         .testTarget(name: "StageCoreTests", dependencies: ["StageCore", "StageTestSupport"]),
         .testTarget(name: "StageUnitsTests", dependencies: ["StageCore", "StageUnits", "StageTestSupport", "CAllocCounter"]),
+        // Whole-rack tests: rack files and their errors, offline renders, allocation counts.
         .testTarget(
-            name: "StageDriversTests",
+            name: "StageRackTests",
             dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
         .testTarget(
             name: "StageSynthTests", dependencies: ["StageCore", "StageSynth", "StageTestSupport", "CAllocCounter"]),

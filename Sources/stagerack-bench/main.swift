@@ -1,1 +1,131 @@
-print("bench")
+import CStageShim
+import StageCore
+import StageDrivers
+import StageUnits
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Benchmarks, release builds only: engine overhead against the cost of a rack's units.
+///
+///   stagerack-bench [RACK] [--block FRAMES] [--seconds S]
+///
+/// Renders RACK (default racks/default.json) three ways on the same input, in one run:
+/// the full engine; the same units called directly in plan order (no event queue, no
+/// parameter smoothing, no adapters); and the direct calls timed one unit at a time.
+/// Engine overhead = engine − direct. Prints real-time factor and ns per frame per unit.
+
+func argument(_ name: String) -> String? {
+    let a = CommandLine.arguments
+    guard let i = a.firstIndex(of: name), i + 1 < a.count else { return nil }
+    return a[i + 1]
+}
+
+let rackPath = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("--") && Double($0) == nil } ?? "racks/default.json"
+let block = Int(argument("--block") ?? "") ?? 256
+let seconds = Double(argument("--seconds") ?? "") ?? 20
+let sampleRate = 48000.0
+let registry = BenchRegistry.standard
+
+stage_enable_flush_to_zero()
+let plan: RenderPlan
+do {
+    plan = try RackFiles.load(rackPath, registry: registry, options: GraphCompiler.Options(sampleRate: sampleRate, maxFrames: block))
+} catch {
+    print(error)
+    exit(1)
+}
+let frames = Int(seconds * sampleRate)
+let blocks = frames / block
+// A voice-like input: a buzzy 150 Hz tone with vibrato and phrasing.
+let voice: [Float] = (0..<(block * 64)).map { i in
+    let t = Float(i) / Float(sampleRate)
+    let f = 150 * (1 + 0.01 * sinf(2 * .pi * 5 * t))
+    var s: Float = 0
+    for h in 1...12 { s += sinf(2 * .pi * f * Float(h) * t) / Float(h) }
+    return 0.2 * s
+}
+
+@MainActor func feedInput(_ b: Int) {
+    let host = plan.hostInput
+    voice.withUnsafeBufferPointer { v in
+        let offset = (b % 64) * block
+        for c in 0..<host.channelCount { host[c].update(from: v.baseAddress! + offset, count: block) }
+    }
+}
+
+// A chord every half second for racks with a synth.
+@MainActor func queueNotes(_ b: Int, engine: RenderEngine, mapper: MIDIMapper) {
+    let t = Int64(b * block)
+    let period = Int64(sampleRate / 2)
+    if t % period < Int64(block) {
+        let chord = (t / period) % 2 == 0 ? [60, 64, 67, 72] : [57, 60, 64, 69]
+        let previous = (t / period) % 2 == 0 ? [57, 60, 64, 69] : [60, 64, 67, 72]
+        for n in previous { mapper.handle(.noteOff(channel: 0, note: n), at: t) { _ = engine.events.push($0) } }
+        for n in chord { mapper.handle(.noteOn(channel: 0, note: n, velocity: 90), at: t) { _ = engine.events.push($0) } }
+    }
+}
+
+// 1. The full engine.
+let engine = RenderEngine(plan: plan)
+let mapper = MIDIMapper(plan: plan)
+for b in 0..<16 { feedInput(b); queueNotes(b, engine: engine, mapper: mapper); engine.render(frameCount: block) }
+engine.reset()
+var start = threadCPUSeconds()
+for b in 0..<blocks {
+    feedInput(b)
+    queueNotes(b, engine: engine, mapper: mapper)
+    engine.render(frameCount: block)
+}
+let engineSeconds = threadCPUSeconds() - start
+
+// 2. The units alone, called directly in plan order.
+plan.resetUnits()
+var safety = SafetyCounters()
+let events = UnsafeBufferPointer<UnitEvent>(start: nil, count: 0)
+@MainActor func contexts(_ sampleTime: Int64, _ safetyPointer: UnsafeMutablePointer<SafetyCounters>) -> [RenderContext] {
+    plan.steps.map { step in
+        RenderContext(
+            frameCount: block, sampleTime: sampleTime, sampleRate: sampleRate, tempo: 120, inputs: step.inputs,
+            outputs: step.outputs, parameters: plan.parameters[step.unit].renderValues, events: events,
+            hostInput: plan.hostInput, hostOutput: plan.hostOutput, safety: safetyPointer)
+    }
+}
+let perUnit = UnsafeMutablePointer<UInt64>.allocate(capacity: plan.steps.count)
+perUnit.initialize(repeating: 0, count: plan.steps.count)
+var directSeconds = 0.0
+withUnsafeMutablePointer(to: &safety) { sp in
+    let ctx = contexts(0, sp)
+    let units = plan.steps.map { plan.units[$0.unit] }
+    start = threadCPUSeconds()
+    for b in 0..<blocks {
+        feedInput(b)
+        for s in 0..<ctx.count { units[s].render(ctx[s]) }
+    }
+    directSeconds = threadCPUSeconds() - start
+    // 3. The same, timed per unit.
+    plan.resetUnits()
+    for b in 0..<blocks {
+        feedInput(b)
+        for s in 0..<ctx.count {
+            let t0 = monotonicNanoseconds()
+            units[s].render(ctx[s])
+            perUnit[s] &+= monotonicNanoseconds() &- t0
+        }
+    }
+}
+
+func fmt(_ x: Double, _ digits: Int = 2) -> String {
+    let p = pow(10, Double(digits))
+    return formatNumber((x * p).rounded() / p)
+}
+let totalFrames = Double(blocks * block)
+print("rack \(rackPath), \(plan.units.count) units, block \(block), \(fmt(totalFrames / sampleRate, 1)) s of audio at 48 kHz")
+print("engine:        \(fmt(engineSeconds * 1e9 / totalFrames)) ns/frame, \(fmt(totalFrames / sampleRate / engineSeconds, 0))x real time, \(fmt(engineSeconds * sampleRate / totalFrames * 100, 3)) % of one core")
+print("units direct:  \(fmt(directSeconds * 1e9 / totalFrames)) ns/frame")
+let overhead = engineSeconds - directSeconds
+print("engine overhead: \(fmt(overhead * 1e9 / totalFrames)) ns/frame = \(fmt(overhead / directSeconds * 100, 1)) % of the units' cost (target < 5 % on a rack with real effects)")
+for (s, step) in plan.steps.enumerated() {
+    print("  \(plan.unitIDs[step.unit]) (\(plan.unitTypes[step.unit])): \(fmt(Double(perUnit[s]) / totalFrames)) ns/frame")
+}

@@ -41,16 +41,16 @@ done
 (($#)) || usage
 [[ $timeout_s =~ ^[0-9]+$ ]] || die "bad --timeout: $timeout_s"
 
-# Cached kernel and initramfs (built on first use).
-if [[ ! -s $VM_DIR/vmlinux || ! -s $VM_DIR/initramfs.cpio.gz ]]; then
-    log "VM pieces missing, running prepare-vm.sh"
-    "$SCRIPT_DIR/prepare-vm.sh" || die "prepare-vm.sh failed"
-fi
+# Cached kernel and initramfs: prepare-vm.sh builds what is missing or stale
+# (a ~0.1 s no-op when the cache is complete).
+"$SCRIPT_DIR/prepare-vm.sh" || die "prepare-vm.sh failed"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found (run Tests/e2e/prepare-vm.sh)"
 
 # The share: a fresh folder unless given; it must be visible at the same path.
 if [[ -z $share ]]; then
     mkdir -p "$VM_DIR"
+    # Default shares are kept for inspection; prune the ones older than a day.
+    find "$VM_DIR" -mindepth 1 -maxdepth 1 -type d -name 'share-????' -mtime +0 -exec rm -rf {} + 2>/dev/null || true
     share=$(mktemp -d "$VM_DIR/share-XXXX")
 else
     mkdir -p "$share"
@@ -76,13 +76,15 @@ esac
 
 log "booting VM (timeout ${timeout_s}s, share $share)"
 start=$EPOCHREALTIME
+interrupted=0
+trap 'interrupted=1' INT TERM   # qemu gets the signal too and stops; we report it below
 set +e
-timeout --kill-after=5 "$timeout_s" \
+timeout --foreground --kill-after=5 "$timeout_s" \
     qemu-system-x86_64 -accel tcg,thread=multi -cpu max -M q35 -smp 2 -m "$mem" \
     -nodefaults -no-user-config -display none -no-reboot \
     -chardev stdio,id=con,signal=off -serial chardev:con \
     -kernel "$VM_DIR/vmlinux" -initrd "$VM_DIR/initramfs.cpio.gz" \
-    -append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init share=$share cmd=$share/cmd.sh" \
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 ${E2E_KERNEL_ARGS:-} rdinit=/init share=$share cmd=$share/cmd.sh" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$share,mount_tag=share,security_model=none,multidevs=remap" \
     </dev/null 2>&1 | tee "$share/console.log" >&2
@@ -91,6 +93,11 @@ set -e
 end=$EPOCHREALTIME
 elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 
+trap - INT TERM
+if ((interrupted)); then
+    log "INTERRUPTED: the VM was stopped by a signal (console log: $share/console.log)"
+    exit 130
+fi
 if ((qemu_rc == 124 || qemu_rc == 137)); then
     log "TIMEOUT: the VM did not power off within ${timeout_s}s; qemu killed (console log: $share/console.log)"
     exit 124

@@ -37,7 +37,8 @@ public struct GraphCompiler {
         -> (nodes: [Node], order: [Int], output: Int)?
     {
         func report(_ loc: SourceLocation?, _ path: String, _ msg: String) {
-            d.append(RackDiagnostic(file: rack.file, location: loc, path: path, message: msg))
+            let diagnostic = RackDiagnostic(file: rack.file, location: loc, path: path, message: msg)
+            if !d.contains(diagnostic) { d.append(diagnostic) }  // a shared endpoint is one problem
         }
         let context = UnitBuildContext(sampleRate: 48000, hostInputChannels: hostInputChannels)
         var nodes: [Node] = []
@@ -89,7 +90,7 @@ public struct GraphCompiler {
         }
         let outputs = nodes.indices.filter { nodes[$0].type.role == .hostOutput }
         if outputs.isEmpty {
-            report(nil, "units", "the rack has no output unit; add one, e.g. \"out\": { \"type\": \"output\" }, and connect to it")
+            report(rack.unitsLocation, "units", "the rack has no output unit; add one, e.g. \"out\": { \"type\": \"output\" }, and connect to it")
         } else if outputs.count > 1 {
             let names = outputs.map { "\"\(nodes[$0].id)\"" }.joined(separator: ", ")
             report(nodes[outputs[1]].description.location, "units", "a rack has one output unit; found \(outputs.count): \(names)")

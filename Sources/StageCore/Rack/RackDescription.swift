@@ -7,6 +7,8 @@ public struct RackDescription: Sendable {
     /// The tempo that tempo-synced units start with, in BPM.
     public var tempo: Double = 120
     public var units: [UnitDescription] = []
+    /// Where the `units` section starts, for errors about the rack as a whole.
+    public var unitsLocation: SourceLocation?
     public var connections: [ConnectionDescription] = []
     public var midi = MIDIDescription()
     public var io = IODescription()

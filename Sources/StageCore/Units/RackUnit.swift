@@ -77,6 +77,24 @@ public struct RenderContext: @unchecked Sendable {
     public var hostOutput: AudioBus
     /// Counters the output stage writes to (NaN replaced, samples limited).
     public var safety: UnsafeMutablePointer<SafetyCounters>
+
+    public init(
+        frameCount: Int, sampleTime: Int64, sampleRate: Double, tempo: Double, inputs: UnsafeBufferPointer<AudioBus>,
+        outputs: UnsafeBufferPointer<AudioBus>, parameters: ParameterValues, events: UnsafeBufferPointer<UnitEvent>,
+        hostInput: AudioBus, hostOutput: AudioBus, safety: UnsafeMutablePointer<SafetyCounters>
+    ) {
+        self.frameCount = frameCount
+        self.sampleTime = sampleTime
+        self.sampleRate = sampleRate
+        self.tempo = tempo
+        self.inputs = inputs
+        self.outputs = outputs
+        self.parameters = parameters
+        self.events = events
+        self.hostInput = hostInput
+        self.hostOutput = hostOutput
+        self.safety = safety
+    }
 }
 
 /// Counts of what the output safety stage had to fix. Thread: render writes, others read

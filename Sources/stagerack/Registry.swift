@@ -1,0 +1,7 @@
+import StageCore
+import StageUnits
+
+/// Every unit type the program knows.
+enum Registry {
+    static let standard = UnitRegistry(StandardUnits.types)
+}

@@ -1,0 +1,100 @@
+import StageCore
+import StageDrivers
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `stagerack render`: a rack rendered offline, file in, file out.
+enum RenderCommand {
+    static let help = """
+        usage: stagerack render RACK --output OUT.wav [--midi FILE.mid] [--input VOICE.wav]
+                                [--duration SECONDS] [--sample-rate HZ] [--block FRAMES] [--demo]
+
+        Renders RACK offline: the same graph as live, driven by a file clock. The --input file
+        is the microphone (any format libsndfile reads; resampled if its rate differs), the
+        MIDI file goes through the rack's MIDI mappings, and the result is written to OUT
+        (.wav float, .flac/.aiff 24-bit, .ogg).
+
+          --output FILE       where to write (required)
+          --midi FILE         a Standard MIDI File (type 0 or 1)
+          --input FILE        audio for the rack's input unit
+          --demo              use the built-in demo: a sung phrase and a chord progression
+          --duration SECONDS  length (default: the longer of input and MIDI, plus the tail)
+          --sample-rate HZ    render rate (default: the input's, else the rack's, else 48000)
+          --block FRAMES      block size, 1…8192 (default 256)
+        """
+
+    static func run(_ args: [String]) throws -> Int32 {
+        let a = try Arguments(
+            args, valueOptions: ["--output", "-o", "--midi", "--input", "--duration", "--sample-rate", "--block"],
+            flagOptions: ["--demo"])
+        guard a.positional.count == 1 else { throw UsageError(message: "render takes one rack file\n\n\(help)") }
+        guard let output = a.options["--output"] ?? a.options["-o"] else {
+            throw UsageError(message: "render needs --output FILE")
+        }
+        let rackPath = a.positional[0]
+        let block = try a.int("--block", range: 1...8192) ?? 256
+        var duration = try a.double("--duration", range: 0.001...86_400)
+
+        let rack = try RackFiles.read(rackPath, registry: Registry.standard)
+        var input: AudioData?
+        var midi: StandardMIDIFile?
+        if let path = a.options["--input"] { input = try AudioData.read(path: path) }
+        if let path = a.options["--midi"] { midi = try MIDIFiles.read(path) }
+        var rate = try a.double("--sample-rate", range: 8000...384_000) ?? input?.sampleRate ?? rack.io.sampleRate ?? 48000
+        if a.flags.contains("--demo") {
+            rate = try a.double("--sample-rate", range: 8000...384_000) ?? 48000
+            if input == nil { input = DemoMaterial.voice(sampleRate: rate) }
+            if midi == nil { midi = DemoMaterial.song() }
+            if duration == nil { duration = DemoMaterial.seconds }
+        }
+        if let i = input, i.sampleRate != rate {
+            Console.err("resampling \(a.options["--input"] ?? "input") from \(formatNumber(i.sampleRate)) Hz to \(formatNumber(rate)) Hz")
+            input = try i.resampled(to: rate)
+        }
+        let options = GraphCompiler.Options(sampleRate: rate, maxFrames: block, hostInputChannels: max(input?.channels.count ?? 1, 1))
+        let plan = try GraphCompiler(registry: Registry.standard).compile(rack, options: options)
+        for w in plan.warnings { Console.err("warning: \(rackPath): \(w)") }
+        if plan.usesHostInput && input == nil {
+            Console.err("note: the rack has an input unit but no --input was given: it hears silence")
+        }
+        let renderer = OfflineRenderer(plan: plan)
+        let frames: Int
+        if let duration {
+            frames = Int((duration * rate).rounded())
+        } else {
+            frames = renderer.defaultFrames(input: input, midi: midi, maxTail: 10)
+            guard frames > 0 else {
+                throw UsageError(message: "nothing to render: give --input, --midi, --duration or --demo")
+            }
+        }
+        let writer = try AudioFileWriter(path: output, channels: 2, sampleRate: rate, maxFrames: block)
+        let wallStart = monotonicNanoseconds()
+        var showing = false
+        let summary = try renderer.render(
+            input: input, midi: midi, frames: frames, blockSize: block,
+            progress: { fraction in
+                if !showing && monotonicNanoseconds() - wallStart > 1_000_000_000 { showing = true }
+                if showing { Console.progress(fraction, label: "rendering") }
+            },
+            sink: { bus, n in try writer.write(bus, frames: n) })
+        if showing { Console.endProgress() }
+        try writer.close()
+        var line = "rendered \(formatNumber((summary.seconds * 100).rounded() / 100)) s to \(output): "
+        line += "peak \(formatNumber((Double(summary.peakDBFS) * 10).rounded() / 10)) dBFS, "
+        line += "CPU \(formatNumber((summary.cpuSeconds * 1000).rounded() / 1000)) s, "
+        line += "\(formatNumber(summary.realTimeFactor.rounded()))x real time"
+        if plan.latencyFrames > 0 {
+            line += ", latency \(formatNumber((Double(plan.latencyFrames) / rate * 10000).rounded() / 10)) ms"
+        }
+        Console.err(line)
+        if summary.safety.nonFiniteSamples > 0 {
+            Console.err("warning: the output stage replaced \(summary.safety.nonFiniteSamples) NaN/Inf samples with silence")
+        }
+        if summary.safety.limitedSamples > 0 {
+            Console.err("note: the output limiter held \(summary.safety.limitedSamples) samples under -0.3 dBFS")
+        }
+        return 0
+    }
+}

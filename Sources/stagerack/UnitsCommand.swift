@@ -1,0 +1,43 @@
+import StageCore
+
+/// `stagerack units`: every unit type with its settings and parameters.
+enum UnitsCommand {
+    static let help = """
+        usage: stagerack units [TYPE]
+
+        Lists every unit type, or one, with its settings and its parameters
+        (name, range, unit, default).
+        """
+
+    static func run(_ args: [String]) throws -> Int32 {
+        let a = try Arguments(args, valueOptions: [], flagOptions: [])
+        var types = Registry.standard.types
+        if let name = a.positional.first {
+            guard let t = Registry.standard.type(named: name) else {
+                throw UsageError(message: "no unit type \"\(name)\"\(Suggest.hint(for: name, in: Registry.standard.names))")
+            }
+            types = [t]
+        }
+        for (i, t) in types.enumerated() {
+            if i > 0 { Console.out("") }
+            Console.out("\(t.name): \(t.summary)")
+            for s in t.settings {
+                Console.out("  setting \(s.key): \(s.kind.summary)\(s.required ? " (required)" : "") - \(s.help)")
+            }
+            for p in t.parameters(UnitSettings()) {
+                var line = "  \(p.id): "
+                if p.unit == .choice {
+                    line += p.choices.joined(separator: " | ") + ", default \(p.format(p.defaultValue))"
+                } else if p.unit == .boolean {
+                    line += "on/off, default \(p.format(p.defaultValue))"
+                } else {
+                    let u = p.unit == .generic ? "" : " \(p.unit.rawValue)"
+                    line += "\(formatNumber(p.range.lowerBound))…\(formatNumber(p.range.upperBound))\(u), default \(formatNumber(p.defaultValue))"
+                }
+                if !p.help.isEmpty { line += " - \(p.help)" }
+                Console.out(line)
+            }
+        }
+        return 0
+    }
+}

@@ -1,0 +1,56 @@
+import StageCore
+import XCTest
+
+final class JSONParserTests: XCTestCase {
+    func testValuesAndLocations() throws {
+        let node = try JSONParser.parse("{\n  \"a\": [1, -2.5e1, true, null],\n  'b': 'x\\ny',\n  c: 0x10,\n}")
+        let members = try XCTUnwrap(node.members)
+        XCTAssertEqual(members.map(\.key), ["a", "b", "c"])
+        XCTAssertEqual(members[0].keyLocation, SourceLocation(line: 2, column: 3))
+        XCTAssertEqual(members[0].value.elements?.map(\.value), [.number(1), .number(-25), .bool(true), .null])
+        XCTAssertEqual(members[0].value.elements?[1].location, SourceLocation(line: 2, column: 12))
+        XCTAssertEqual(members[1].value.string, "x\ny")
+        XCTAssertEqual(members[2].value.number, 16)
+    }
+
+    func testColumnsCountCharactersNotBytes() throws {
+        let node = try JSONParser.parse("{ \"é…\": 1, \"x\": 2 }")
+        XCTAssertEqual(node["x"]?.keyLocation, SourceLocation(line: 1, column: 12))
+    }
+
+    func testCommentsAndTrailingCommas() throws {
+        let node = try JSONParser.parse("// head\n[1, /* two */ 2, ] // tail")
+        XCTAssertEqual(node.elements?.count, 2)
+    }
+
+    func testUnicodeEscapes() throws {
+        XCTAssertEqual(try JSONParser.parse("\"\\u00e9\\ud83c\\udfb5\"").string, "é🎵")
+    }
+
+    func testErrorsCarryPositions() {
+        let cases: [(String, SourceLocation, String)] = [
+            ("{\"a\": 1 \"b\": 2}", SourceLocation(line: 1, column: 9), "expected ',' or '}'"),
+            ("[1, 2", SourceLocation(line: 1, column: 6), "end of file"),
+            ("{\n  \"a\": tru }", SourceLocation(line: 2, column: 8), "'tru'"),
+            ("\"abc", SourceLocation(line: 1, column: 1), "never closed"),
+            ("1 2", SourceLocation(line: 1, column: 3), "after the end"),
+            ("{\"a\": 1, \"a\": 2}", SourceLocation(line: 1, column: 10), "appears twice"),
+            ("/* open", SourceLocation(line: 1, column: 1), "never closed"),
+            ("", SourceLocation(line: 1, column: 1), "file ended"),
+        ]
+        for (text, location, fragment) in cases {
+            do {
+                _ = try JSONParser.parse(text)
+                XCTFail("\(text) parsed")
+            } catch {
+                XCTAssertEqual(error.location, location, text)
+                XCTAssertTrue(error.message.contains(fragment), "\(text): \(error.message)")
+            }
+        }
+    }
+
+    func testDeepNestingIsAnErrorNotACrash() {
+        let text = String(repeating: "[", count: 10_000)
+        XCTAssertThrowsError(try JSONParser.parse(text))
+    }
+}

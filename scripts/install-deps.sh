@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what StageRack needs from Debian packages (Debian 12, Raspberry Pi OS).
+# Only missing packages are installed; run as root or with sudo available.
+# Usage: scripts/install-deps.sh [--test]   (--test adds what the test suite needs)
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libasound2-dev      # ALSA: live audio and the MIDI sequencer
+  libfluidsynth-dev   # the synth unit
+  libsndfile1-dev     # every audio file read and written
+  libsamplerate0-dev  # resampling input files
+  alsa-utils          # aplay/arecord/aconnect, for devices and tests
+)
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(
+    timgm6mb-soundfont  # a General MIDI SoundFont for the synth tests
+    python3             # test material generators
+  )
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "installing: ${missing[*]}" >&2
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
