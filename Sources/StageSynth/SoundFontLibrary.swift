@@ -102,20 +102,45 @@ public final class SoundFont: @unchecked Sendable, CustomStringConvertible {
         presets.first { $0.bank == bank && $0.program == program }
     }
 
-    /// Refuses files that are not RIFF (`sfbk` SoundFonts, compressed `.sf3` included), with
-    /// a message that names the file. Thread: control.
+    /// Refuses files that are not SoundFonts, or whose RIFF structure is cut short, with a
+    /// message that names the file (FluidSynth's own parser says less, and after it fails
+    /// FluidSynth hands the file to libinstpatch, which prints GLib criticals to stderr).
+    /// Accepts `sfbk` (SF2, compressed SF3) with its INFO, sdta and pdta lists, and DLS.
+    /// Thread: control.
     static func checkHeader(_ path: String) throws {
         guard let f = fopen(path, "rb") else {
             throw UnitError("synth: cannot open SoundFont \(path): \(String(cString: strerror(errno)))")
         }
         defer { fclose(f) }
+        func fail(_ why: String) -> UnitError { UnitError("synth: cannot load SoundFont \(path): \(why)") }
+        fseek(f, 0, SEEK_END)
+        let fileSize = Int(ftell(f))
+        fseek(f, 0, SEEK_SET)
         var header = [UInt8](repeating: 0, count: 12)
         let n = fread(&header, 1, 12, f)
-        let riff = n == 12 && header[0..<4] == [0x52, 0x49, 0x46, 0x46]  // "RIFF"
-        let form = n == 12 ? String(decoding: header[8..<12], as: UTF8.self) : ""
-        if !riff || (form != "sfbk" && form != "DLS ") {
-            throw UnitError("synth: cannot load SoundFont \(path): not a SoundFont (expected a RIFF \"sfbk\" file)")
+        let tag = { (b: ArraySlice<UInt8>) in String(decoding: b, as: UTF8.self) }
+        let le32 = { (b: ArraySlice<UInt8>) in b.reversed().reduce(0) { $0 << 8 | Int($1) } }
+        guard n == 12, tag(header[0..<4]) == "RIFF", ["sfbk", "DLS "].contains(tag(header[8..<12])) else {
+            throw fail("not a SoundFont (expected a RIFF \"sfbk\" file)")
         }
+        let riffEnd = 8 + le32(header[4..<8])
+        if riffEnd > fileSize {
+            throw fail("truncated: its header announces \(riffEnd) bytes, the file has \(fileSize)")
+        }
+        guard tag(header[8..<12]) == "sfbk" else { return }
+        var lists: Set<String> = []
+        var offset = 12
+        var chunk = [UInt8](repeating: 0, count: 12)
+        while offset + 8 <= riffEnd {
+            fseek(f, offset, SEEK_SET)
+            guard fread(&chunk, 1, 12, f) >= 8 else { break }
+            let size = le32(chunk[4..<8])
+            if offset + 8 + size > riffEnd { throw fail("truncated or corrupt: chunk \"\(tag(chunk[0..<4]))\" at byte \(offset) runs past the end") }
+            if tag(chunk[0..<4]) == "LIST" { lists.insert(tag(chunk[8..<12])) }
+            offset += 8 + size + (size & 1)
+        }
+        let missing = ["INFO", "sdta", "pdta"].filter { !lists.contains($0) }
+        if !missing.isEmpty { throw fail("corrupt: no \(missing.joined(separator: ", ")) section") }
     }
 }
 

@@ -68,11 +68,32 @@ final class SoundFontTests: XCTestCase {
             XCTAssertTrue("\(error)".contains(junk), "\(error)")
             XCTAssertTrue("\(error)".contains("not a SoundFont"), "\(error)")
         }
-        // A RIFF sfbk header with nothing after it: FluidSynth's own parser refuses it.
+        // A RIFF sfbk header with the rest missing.
         let truncated = temporary + "/truncated.sf2"
         write(truncated, Array("RIFF".utf8) + [200, 0, 0, 0] + Array("sfbkLIST".utf8) + [4, 0, 0, 0])
         XCTAssertThrowsError(try SoundFontLibrary().load(path: truncated)) { error in
             XCTAssertTrue("\(error)".contains(truncated), "\(error)")
+            XCTAssertTrue("\(error)".contains("truncated"), "\(error)")
+        }
+        // A real font cut in half.
+        try SynthTest.requireTimGM()
+        let half = temporary + "/half.sf2"
+        XCTAssertEqual(system("head -c 3000000 '\(SynthTest.timGM)' > '\(half)'"), 0)
+        XCTAssertThrowsError(try SoundFontLibrary().load(path: half)) { error in
+            XCTAssertTrue("\(error)".contains("truncated"), "\(error)")
+        }
+        // Structurally sound but with a broken preset table: FluidSynth's parser refuses it.
+        let broken = temporary + "/broken.sf2"
+        var bytes = Array("RIFF".utf8) + [0, 0, 0, 0] + Array("sfbk".utf8)
+        for list in ["INFO", "sdta", "pdta"] {
+            bytes += Array("LIST".utf8) + [4, 0, 0, 0] + Array(list.utf8)
+        }
+        let size = bytes.count - 8
+        bytes[4] = UInt8(size & 255)
+        bytes[5] = UInt8(size >> 8)
+        write(broken, bytes)
+        XCTAssertThrowsError(try SoundFontLibrary().load(path: broken)) { error in
+            XCTAssertTrue("\(error)".contains(broken), "\(error)")
             XCTAssertTrue("\(error)".contains("fluid_synth_sfload failed"), "\(error)")
         }
     }
