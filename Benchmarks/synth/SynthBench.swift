@@ -5,6 +5,7 @@
 //
 // Usage: synth_swift FONT.sf2 SONG.mid SECONDS     (render)
 //        synth_swift --load FONT.sf2               (load time only, through SoundFontLibrary)
+//        synth_swift --first-block FONT.sf2        (start, load, prepare, one block, exit)
 // Built by run.sh with swiftc against the package's release objects (never a product).
 import StageCore
 import StageSynth
@@ -34,6 +35,14 @@ func readFile(_ path: String) -> [UInt8] {
 }
 
 let args = CommandLine.arguments
+if args.count == 3 && args[1] == "--first-block" {
+    // Start-up to first audio: make the unit (find and load the font), prepare it, play a
+    // note, render one 64-frame block, exit. The caller times the whole process.
+    let h = try UnitHarness(type: SynthUnitType(), settings: ["soundfont": .string(args[2])], maxFrames: 64)
+    h.send(.noteOn(channel: 0, note: 60, velocity: 100), atFrame: 0)
+    h.renderBlock(frames: 64)
+    exit(h.outputs[0][0][63] == 0 ? 1 : 0)
+}
 if args.count == 3 && args[1] == "--load" {
     let font = try SoundFontLibrary().load(path: args[2])
     print("load_cpu \(font.loadCPUSeconds) load_wall \(font.loadSeconds)")

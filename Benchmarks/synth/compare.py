@@ -8,9 +8,11 @@ CPU of their render loop alone.
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import time
 import wave
 
 
@@ -23,6 +25,14 @@ def run(cmd):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     fields = dict(re.findall(r"(\w+) ([-0-9.e]+)", proc.stdout))
     return cpu, after.ru_maxrss, fields
+
+
+def wall_run(cmd):
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}")
+    return time.perf_counter() - t
 
 
 def main():
@@ -65,11 +75,28 @@ def main():
         print(f"{n:44} {cpu:13.3f} {audio:8.2f} {per:13.5f} {render if render is not None else float('nan'):17.3f} {ns:9.1f}")
     ours, c, cli = (med[n] for n in names)
     print("\nratios (ours / other; target: within 5 % of the C program):")
-    print(f"  render loop, ours / C:            {ours[2] / c[2]:.3f}")
+    print(f"  render loop, ours / C:            {ours[2] / c[2]:.3f} (median), "
+          f"{min(results[names[0]]['render']) / min(results[names[1]]['render']):.3f} (fastest runs)")
     print(f"  whole process per audio s, ours / C:   {(ours[0] / ours[1]) / (c[0] / c[1]):.3f}")
     print(f"  whole process per audio s, ours / CLI: {(ours[0] / ours[1]) / (cli[0] / cli[1]):.3f}")
     print(f"  spread (max/min) of render loop: ours {max(results[names[0]]['render']) / min(results[names[0]]['render']):.3f}, "
           f"C {max(results[names[1]]['render']) / min(results[names[1]]['render']):.3f}")
+
+    if shutil.which("valgrind"):
+        # Instruction counts do not care how busy the machine is: the difference between
+        # a 15 s and a 5 s render is the cost of 10 s of rendering alone (start-up, font
+        # load and parsing cancel out).
+        counts = {}
+        for key, exe in (("ours", "synth_swift"), ("c", "synth_c")):
+            n = []
+            for secs in (5, 15):
+                proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                       os.path.join(out, exe), font, song, str(secs)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                n.append(int(re.search(r"Collected : (\d+)", proc.stderr).group(1)))
+            counts[key] = (n[1] - n[0]) / (10 * 48000)
+        print(f"\ninstructions per frame rendered (callgrind, 15 s minus 5 s render): "
+              f"ours {counts['ours']:.1f}, C {counts['c']:.1f}, ours / C {counts['ours'] / counts['c']:.4f}")
 
     if fonts:
         print("\nSoundFont load time (warm page cache; median of 3; ours = SoundFontLibrary, "
@@ -91,6 +118,16 @@ def main():
             c_wall = statistics.median(x[1] for x in rows["c"])
             mb = os.path.getsize(f) / 1e6
             print(f"{os.path.basename(f):26} {mb:7.1f} {o_cpu:11.3f} {o_wall:12.3f} {c_cpu:9.3f} {c_wall:9.3f}")
+
+        print("\nStart-up to first audio (process start, load, synth, one 64-frame block with a note, "
+              "exit; wall s, median of 5):")
+        print(f"{'font':26} {'ours':>8} {'C':>8}")
+        for f in fonts:
+            if not os.path.exists(f):
+                continue
+            ours = statistics.median(wall_run([os.path.join(out, "synth_swift"), "--first-block", f]) for _ in range(5))
+            c = statistics.median(wall_run([os.path.join(out, "synth_c"), "--first-block", f]) for _ in range(5))
+            print(f"{os.path.basename(f):26} {ours:8.3f} {c:8.3f}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
  *
  * Usage: synth_c FONT.sf2 SONG.mid SECONDS            (render)
  *        synth_c --load FONT.sf2                      (load time only)
+ *        synth_c --first-block FONT.sf2               (start, load, one block, exit)
  */
 #include <fluidsynth.h>
 #include <stdio.h>
@@ -28,6 +29,8 @@ static void quiet(int level, const char *message, void *data) { (void)level; (vo
 int main(int argc, char **argv) {
     for (int l = FLUID_PANIC; l <= FLUID_DBG; l++) fluid_set_log_function(l, quiet, NULL);
     int load_only = argc == 3 && strcmp(argv[1], "--load") == 0;
+    int first_block = argc == 3 && strcmp(argv[1], "--first-block") == 0;
+    if (first_block) load_only = 1;
     if (!load_only && argc != 4) {
         fprintf(stderr, "usage: synth_c FONT SONG SECONDS | synth_c --load FONT\n");
         return 2;
@@ -44,6 +47,12 @@ int main(int argc, char **argv) {
     double c0 = cpu_now(), w0 = wall_now();
     if (fluid_synth_sfload(synth, font, 1) == FLUID_FAILED) { fprintf(stderr, "cannot load %s\n", font); return 1; }
     double load_cpu = cpu_now() - c0, load_wall = wall_now() - w0;
+    if (first_block) {
+        float l[64], r[64];
+        fluid_synth_noteon(synth, 0, 60, 100);
+        fluid_synth_write_float(synth, 64, l, 0, 1, r, 0, 1);
+        return l[63] == 0;
+    }
     if (load_only) {
         printf("load_cpu %.6f load_wall %.6f\n", load_cpu, load_wall);
         return 0;

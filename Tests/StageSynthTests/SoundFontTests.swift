@@ -182,6 +182,33 @@ final class SoundFontTests: XCTestCase {
         XCTAssertGreaterThan(a.soundFont.presets.count, 100, "TimGM6mb is a full GM set")
     }
 
+    func testUnitsSharingAFontPlayOnWhenOneGoesAway() throws {
+        try SynthTest.requireTimGM()
+        let library = SoundFontLibrary()
+        let type = SynthUnitType(library: library)
+        var piano: UnitHarness? = try UnitHarness(type: type, settings: ["soundfont": .string("TimGM6mb"), "program": .number(0)])
+        let violin = try UnitHarness(type: type, settings: ["soundfont": .string("TimGM6mb"), "program": .number(40)])
+        XCTAssertEqual(library.fileLoads, 1)
+        XCTAssertEqual(library.loaded.count, 1)
+        let a = SynthTest.renderNote(piano!, key: 60, hold: 0.5)
+        let b = SynthTest.renderNote(violin, key: 60, hold: 0.5)
+        XCTAssertGreaterThan(Measure.rms(a), 1e-3)
+        XCTAssertGreaterThan(Measure.rms(b), 1e-3)
+        let c4 = 261.626
+        let pa = SpectrumMeasure.harmonicProfile(a[9600..<24000], fundamental: c4)
+        let pb = SpectrumMeasure.harmonicProfile(b[9600..<24000], fundamental: c4)
+        XCTAssertGreaterThan(SpectrumMeasure.profileDistance(pa, pb), 6, "each unit keeps its own program")
+        // The piano unit goes away mid-note; the violin unit (same font) plays on, and can
+        // be prepared again.
+        piano!.send(.noteOn(channel: 0, note: 64, velocity: 100))
+        _ = piano!.render(frames: 4800)
+        piano = nil
+        let again = SynthTest.renderNote(violin, key: 67, hold: 0.5)
+        XCTAssertGreaterThan(Measure.rms(again), 1e-3)
+        try violin.unit.prepare(PrepareSpec(sampleRate: 44100, maxFrames: 256, inputChannels: [], outputChannels: [2]))
+        XCTAssertEqual(library.loaded.count, 1)
+    }
+
     func testFontIsFreedWhenNoUnitUsesItAndReloadedWhenChanged() throws {
         try SynthTest.requireTimGM()
         let library = SoundFontLibrary()
