@@ -4,5 +4,6 @@ import StageCore
 public enum StandardUnits {
     public static var types: [any UnitType] {
         [InputUnitType(), OutputUnitType(), GainUnitType(), MixerUnitType()]
+            + [DelayUnitType()]
     }
 }

@@ -93,9 +93,12 @@ final class LiveSession {
                        periodFrames: setup.period, periods: setup.periods, format: setup.format))
         var capture: PCMStream?
         if needsCapture {
+            // A capture buffer adds no latency (each period is read as soon as it is there),
+            // so it gets at least 4 periods of room for scheduling jitter.
             capture = try PCMStream(
                 PCMRequest(device: setup.capture, isCapture: true, sampleRate: setup.rate, channels: setup.captureChannels,
-                           periodFrames: playback.configuration.periodFrames, periods: setup.periods, format: setup.format))
+                           periodFrames: playback.configuration.periodFrames, periods: max(setup.periods, 4),
+                           format: setup.format))
         }
         return (playback, capture)
     }
@@ -205,7 +208,7 @@ final class LiveSession {
 
     func printStatus(_ s: LiveAudio.Status) {
         Log.status(
-            "load \(Int((s.load * 100).rounded()))% | xruns \(s.xruns) | in \(dbfs(s.peakIn)) dBFS | out \(dbfs(s.peakOut)) dBFS")
+            "load \(Int((s.load * 100).rounded()))% | xruns \(s.xruns)\(s.lastXrun.map { " (last: \($0.side) \($0.code))" } ?? "") | in \(dbfs(s.peakIn)) dBFS | out \(dbfs(s.peakOut)) dBFS")
     }
 
     func ms(_ x: Double) -> String { formatNumber((x * 10).rounded() / 10) }

@@ -413,10 +413,10 @@ def estimate_pitch(x, rate, f_expected):
 WARN_RE = re.compile(r"warn|error|panic|invalid|ignor|fail", re.I)
 
 
-def check_playback(sf2, workdir):
+def check_playback(sf2, workdir, notes=NOTES):
     figures = []
     for program, pname in PROGRAMS:
-        for note in NOTES:
+        for note in notes:
             tag = "prog %d %s" % (program, note_name(note))
             mid = os.path.join(workdir, "p%d_n%d.mid" % (program, note))
             wav = os.path.join(workdir, "p%d_n%d.wav" % (program, note))
@@ -439,6 +439,11 @@ def check_playback(sf2, workdir):
                   "%.4f Hz (expected %.4f), %+.3f cents, fundamental %.2f of RMS"
                   % (f, f_exp, cents, rel))
             figures.append((pname, note, f, cents, peak_db))
+    if notes != NOTES:
+        worst = max(figures, key=lambda r: abs(r[3])) if figures else None
+        if worst:
+            print("worst pitch error over the scan: %s %s %+.3f cents"
+                  % (worst[0], note_name(worst[1]), worst[3]))
     # drum kit on MIDI channel 10: renders cleanly, sensible level
     mid = os.path.join(workdir, "drums.mid")
     wav = os.path.join(workdir, "drums.wav")
@@ -466,6 +471,8 @@ def main(argv=None):
                     help="skip regenerating the font to compare bytes")
     ap.add_argument("--keep", metavar="DIR",
                     help="keep MIDI/WAV files in DIR")
+    ap.add_argument("--scan", action="store_true",
+                    help="measure every key C1..C7 (73 keys x 3 programs, slow)")
     args = ap.parse_args(argv)
 
     if not check(os.path.isfile(args.sf2), "font exists", args.sf2):
@@ -486,7 +493,8 @@ def main(argv=None):
         if shutil.which("fluidsynth") is None:
             check(False, "fluidsynth installed", "apt-get install fluidsynth")
         else:
-            check_playback(args.sf2, workdir)
+            check_playback(args.sf2, workdir,
+                           list(range(24, 97)) if args.scan else NOTES)
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)

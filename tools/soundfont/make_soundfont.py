@@ -478,8 +478,11 @@ def melodic(make, pan):
     return samples, zones
 
 
-VELOCITY_MOD = [(MOD_SRC_VELOCITY_CONCAVE_NEG, G_INITIAL_ATTENUATION,
-                 VELOCITY_CURVE_CB, 0, 0)]
+def velocity_curve(amount_cb):
+    return [(MOD_SRC_VELOCITY_CONCAVE_NEG, G_INITIAL_ATTENUATION, amount_cb, 0, 0)]
+
+
+VELOCITY_MOD = velocity_curve(VELOCITY_CURVE_CB)
 
 INSTRUMENTS = [
     {
@@ -503,7 +506,7 @@ INSTRUMENTS = [
             (G_SUSTAIN_VOL_ENV, 0),
             (G_RELEASE_VOL_ENV, timecents(2.5)),
         ],
-        "mods": VELOCITY_MOD,
+        "mods": velocity_curve(300),                # pads: softer velocity response
     },
     {
         "name": "StageRack Saw Lead",

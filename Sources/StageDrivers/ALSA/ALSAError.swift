@@ -14,7 +14,7 @@ public struct ALSAError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The device is gone (USB unplugged) rather than merely out of sync.
-    public var isDeviceGone: Bool { code == -ENODEV_ || code == -EBADFD_ || code == -ENXIO_ || code == -EIO_ }
+    public var isDeviceGone: Bool { code == -ENODEV_ || code == -ENXIO_ }
 }
 
 let ENODEV_: Int32 = 19

@@ -27,6 +27,8 @@ public enum DeviceList {
                 return String(cString: p)
             }
             guard let name = get("NAME"), name != "null" else { continue }
+            // Channel-layout aliases of the same card add nothing for a stage rack.
+            if ["surround", "front:", "rear:", "center_lfe:", "side:"].contains(where: { name.hasPrefix($0) }) { continue }
             let io = get("IOID")
             let desc = (get("DESC") ?? "").split(separator: "\n").joined(separator: " - ")
             var d = PCMDevice(name: name, description: desc, playback: io != "Input", capture: io != "Output")

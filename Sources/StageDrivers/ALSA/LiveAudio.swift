@@ -20,6 +20,9 @@ public final class LiveAudio: @unchecked Sendable {
 
     // Published to other threads.
     let xrunCount = Atomic<Int>(0)
+    /// The last xrun: 1 capture, 2 playback; and its errno (negative).
+    let lastXrunSide = Atomic<Int>(0)
+    let lastXrunCode = Atomic<Int>(0)
     let loadBits = Atomic<UInt32>(0)
     let peakInBits = Atomic<UInt32>(0)
     let peakOutBits = Atomic<UInt32>(0)
@@ -46,6 +49,8 @@ public final class LiveAudio: @unchecked Sendable {
         public var peakIn: Float
         public var peakOut: Float
         public var frames: Int
+        /// Where the last xrun happened ("capture"/"playback") and ALSA's code, if any.
+        public var lastXrun: (side: String, code: Int)?
     }
 
     public init(playback: PCMStream, capture: PCMStream?, player: RackPlayer, frameLimit: Int? = nil) {
@@ -84,7 +89,10 @@ public final class LiveAudio: @unchecked Sendable {
             load: Float(bitPattern: loadBits.exchange(0, ordering: .relaxed)),
             peakIn: Float(bitPattern: peakInBits.exchange(0, ordering: .relaxed)),
             peakOut: Float(bitPattern: peakOutBits.exchange(0, ordering: .relaxed)),
-            frames: framesDone.load(ordering: .relaxed))
+            frames: framesDone.load(ordering: .relaxed),
+            lastXrun: lastXrunSide.load(ordering: .relaxed) == 0
+                ? nil
+                : (lastXrunSide.load(ordering: .relaxed) == 1 ? "capture" : "playback", lastXrunCode.load(ordering: .relaxed)))
     }
 
     /// Starts both streams from silence: prepare, pre-fill playback, start (linked or one
@@ -148,6 +156,8 @@ public final class LiveAudio: @unchecked Sendable {
                 framesDone.store(frames, ordering: .relaxed)
             } catch {
                 if error.isDeviceGone { return .deviceLost(error) }
+                lastXrunSide.store(error.device == playback.configuration.device ? 2 : 1, ordering: .relaxed)
+                lastXrunCode.store(Int(error.code), ordering: .relaxed)
                 do {
                     try recoverXrun()
                 } catch {

@@ -135,7 +135,9 @@ public final class PCMStream: @unchecked Sendable {
         try alsa("snd_pcm_sw_params_current", dev, snd_pcm_sw_params_current(pcm, sw))
         // Start explicitly (or through the link), never by threshold: a capture threshold
         // of the whole buffer never starts on a real card (ALSA-TESTING.md).
-        let threshold = r.isCapture ? 1 : buffer
+        var boundary: snd_pcm_uframes_t = 0
+        try alsa("snd_pcm_sw_params_get_boundary", dev, snd_pcm_sw_params_get_boundary(sw, &boundary))
+        let threshold = r.isCapture ? 1 : boundary  // playback never starts by itself from the pre-fill
         try alsa("snd_pcm_sw_params_set_start_threshold", dev, snd_pcm_sw_params_set_start_threshold(pcm, sw, threshold))
         try alsa("snd_pcm_sw_params_set_avail_min", dev, snd_pcm_sw_params_set_avail_min(pcm, sw, actualPeriod))
         try alsa("snd_pcm_sw_params", dev, snd_pcm_sw_params(pcm, sw))
