@@ -168,9 +168,13 @@ public final class SynthUnit: RackUnit {
 
     /// Silences every voice at once, returns every channel's controllers, bend range,
     /// tuning and program to how `prepare` left them, and realigns FluidSynth's 64-frame
-    /// grid with frame 0, without allocating. FluidSynth's own reverb and chorus tails (when
-    /// those parameters were on) cannot be cleared in libfluidsynth 2.3.1 and ring on.
-    /// Thread: render, or control while not rendering.
+    /// grid with frame 0, without allocating. Two things libfluidsynth 2.3.1 cannot reset:
+    /// its own reverb and chorus tails (when those parameters were on) ring on; and a note
+    /// that reuses one of FluidSynth's voices starts with the pan gains that voice last had
+    /// instead of fading them in from 0 over its first 64-frame block as a never-used voice
+    /// does, so after a reset the first block of such a note differs slightly (measured up
+    /// to 1.2e-4 with FluidR3_GM's piano, 4e-3 with TimGM6mb's organ) and the rest of the
+    /// output is identical. Thread: render, or control while not rendering.
     public func reset() {
         guard let inst = instance else { return }
         inst.restoreDefaults()
