@@ -46,6 +46,8 @@ let package = Package(
         .testTarget(
             name: "StageRackTests",
             dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
+        .testTarget(
+            name: "StageSynthTests", dependencies: ["StageCore", "StageSynth", "StageTestSupport", "CAllocCounter"]),
     ],
     swiftLanguageModes: [.v6]
 )
