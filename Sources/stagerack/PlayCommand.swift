@@ -1,5 +1,6 @@
 import StageCore
 import StageDrivers
+import StageSynth
 import Synchronization
 
 #if canImport(Glibc)
@@ -126,6 +127,7 @@ final class LiveSession {
         let inputChannels = capture?.configuration.channels ?? 1
         let plan = try compile(rack, period: period, inputChannels: inputChannels)
         for w in plan.warnings { Log.warning("\(setup.rackPath): \(w)") }
+        for u in plan.units { if let synth = u as? SynthUnit { Log.info(synth.soundFontDescription) } }
         let player = RackPlayer(engine: RenderEngine(plan: plan))
         let options = GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels)
         let switcher = PresetSwitcher(

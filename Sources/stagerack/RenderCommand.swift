@@ -1,5 +1,6 @@
 import StageCore
 import StageDrivers
+import StageSynth
 
 #if canImport(Glibc)
 import Glibc
@@ -59,6 +60,7 @@ enum RenderCommand {
         let options = GraphCompiler.Options(sampleRate: rate, maxFrames: block, hostInputChannels: max(input?.channels.count ?? 1, 1))
         let plan = try GraphCompiler(registry: Registry.standard).compile(rack, options: options)
         for w in plan.warnings { Console.err("warning: \(rackPath): \(w)") }
+        for u in plan.units { if let synth = u as? SynthUnit { Console.err("info: \(synth.soundFontDescription)") } }
         if plan.usesHostInput && input == nil {
             Console.err("note: the rack has an input unit but no --input was given: it hears silence")
         }
