@@ -36,7 +36,7 @@ public final class RackPlayer: @unchecked Sendable {
 
     /// A rack ringing out after a switch.
     struct Tail {
-        var engine: RenderEngine
+        var active: Bool
         var pointer: UnsafeMutableRawPointer
         var start: Int64
         /// Frames since the switch (its input fades over the crossfade, then it hears silence).
@@ -48,7 +48,8 @@ public final class RackPlayer: @unchecked Sendable {
         var forced: Bool
     }
     static let maxTails = 4
-    var tails: [Tail?] = [nil, nil, nil, nil]
+    /// Fixed slots (no arrays of optionals: their metadata is made lazily, by allocating).
+    let tails: UnsafeMutablePointer<Tail>
 
     public let crossfadeFrames: Int
     /// A tailing rack is released after this long even if it still sounds.
@@ -89,12 +90,17 @@ public final class RackPlayer: @unchecked Sendable {
         controlEvents = SPSCQueue(minimumCapacity: 1024)
         scratchInput = BusStorage(bufferCount: maxInputChannels, maxFrames: engine.plan.maxFrames)
         scratchOutput = BusStorage(bufferCount: 2, maxFrames: engine.plan.maxFrames)
+        tails = .allocate(capacity: Self.maxTails)
+        tails.initialize(
+            repeating: Tail(active: false, pointer: currentPointer, start: 0, age: 0, quiet: 0, gain: 0, forced: false),
+            count: Self.maxTails)
     }
 
     deinit {
         while let p = incoming.pop() { Unmanaged<RenderEngine>.fromOpaque(p).release() }
         while let p = retired.pop() { Unmanaged<RenderEngine>.fromOpaque(p).release() }
-        for t in tails { if let t { Unmanaged<RenderEngine>.fromOpaque(t.pointer).release() } }
+        for k in 0..<Self.maxTails where tails[k].active { Unmanaged<RenderEngine>.fromOpaque(tails[k].pointer).release() }
+        tails.deallocate()
         Unmanaged<RenderEngine>.fromOpaque(currentPointer).release()
     }
 
@@ -122,7 +128,7 @@ public final class RackPlayer: @unchecked Sendable {
     }
 
     /// Racks still ringing out (for status lines). Thread: render, or any as an estimate.
-    public var tailCount: Int { tails.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
+    public var tailCount: Int { (0..<Self.maxTails).reduce(0) { $0 + (tails[$1].active ? 1 : 0) } }
 
     /// Starts the fade to silence; `isFadedOut` turns true when it is done. Thread: any.
     public func requestFadeOut() { fadeOutRequested.store(true, ordering: .releasing) }
@@ -157,10 +163,11 @@ public final class RackPlayer: @unchecked Sendable {
         }
 
         // Tails: input fading out over the crossfade, then silence; output summed.
-        for k in 0..<Self.maxTails {
-            guard var t = tails[k] else { continue }
-            renderEngine(t.engine, frames: n, input: input, inputFadeStart: t.age)
-            let tailOut = t.engine.plan.hostOutput
+        for k in 0..<Self.maxTails where tails[k].active {
+            var t = tails[k]
+            let engine = Unmanaged<RenderEngine>.fromOpaque(t.pointer).takeUnretainedValue()
+            renderEngine(engine, frames: n, input: input, inputFadeStart: t.age)
+            let tailOut = engine.plan.hostOutput
             var peak: Float = 0
             for c in 0..<2 {
                 let dst = output[c]
@@ -178,7 +185,7 @@ public final class RackPlayer: @unchecked Sendable {
             t.quiet = peak < Self.silenceThreshold && t.age > crossfadeFrames ? t.quiet + n : 0
             if t.quiet >= quietFramesNeeded || t.age >= tailLimitFrames || (t.forced && t.gain == 0) {
                 retire(t.pointer)
-                tails[k] = nil
+                tails[k].active = false
                 tailsEnded.add(1, ordering: .relaxed)
             } else {
                 tails[k] = t
@@ -199,20 +206,25 @@ public final class RackPlayer: @unchecked Sendable {
     }
 
     private func beginSwitch(to pointer: UnsafeMutableRawPointer) {
-        let old = Tail(
-            engine: current, pointer: currentPointer, start: currentStart, age: 0, quiet: 0, gain: 1, forced: false)
-        old.engine.releaseAllNotes()
+        current.releaseAllNotes()
         // Only the rack just left rings at full level; older tails fade out over 10 ms.
-        for k in 0..<Self.maxTails where tails[k] != nil { tails[k]!.forced = true }
-        if tails.firstIndex(where: { $0 == nil }) == nil {
-            // Every slot taken (switches faster than a 10 ms fade): drop the oldest now.
-            var oldest = 0
-            for k in 1..<Self.maxTails where tails[k]!.age > tails[oldest]!.age { oldest = k }
-            retire(tails[oldest]!.pointer)
-            tails[oldest] = nil
-            tailsEnded.add(1, ordering: .relaxed)
+        var free = -1
+        var oldest = 0
+        for k in 0..<Self.maxTails {
+            if tails[k].active {
+                tails[k].forced = true
+                if tails[k].age > tails[oldest].age || !tails[oldest].active { oldest = k }
+            } else if free < 0 {
+                free = k
+            }
         }
-        tails[tails.firstIndex(where: { $0 == nil })!] = old
+        if free < 0 {
+            // Every slot taken (switches faster than a 10 ms fade): drop the oldest now.
+            retire(tails[oldest].pointer)
+            tailsEnded.add(1, ordering: .relaxed)
+            free = oldest
+        }
+        tails[free] = Tail(active: true, pointer: currentPointer, start: currentStart, age: 0, quiet: 0, gain: 1, forced: false)
         current = Unmanaged<RenderEngine>.fromOpaque(pointer).takeUnretainedValue()
         currentPointer = pointer
         currentStart = sampleTime
