@@ -22,7 +22,25 @@ func argument(_ name: String) -> String? {
     return a[i + 1]
 }
 
-let rackPath = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("--") && Double($0) == nil } ?? "racks/default.json"
+var rackPath = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("--") && Double($0) == nil } ?? "racks/default.json"
+// --chains N: a generated rack with N vocal chains (pitch → delay → reverb) in parallel.
+if let n = Int(argument("--chains") ?? ""), n > 0 {
+    var units = [#""mic": { "type": "input" }"#, #""out": { "type": "output" }"#, "\"mix\": { \"type\": \"mixer\", \"inputs\": \(n) }"]
+    var connections = [#""mix -> out""#]
+    for i in 1...n {
+        units.append("\"p\(i)\": { \"type\": \"pitch\", \"params\": { \"pitch\": 300 } }")
+        units.append("\"d\(i)\": { \"type\": \"delay\" }")
+        units.append("\"r\(i)\": { \"type\": \"reverb\" }")
+        connections.append("\"mic -> p\(i) -> d\(i) -> r\(i) -> mix:\(i)\"")
+    }
+    let text = "{ \"format\": 1, \"name\": \"\(n) vocal chains\", \"units\": { \(units.joined(separator: ", ")) }, \"connections\": [ \(connections.joined(separator: ", ")) ] }"
+    rackPath = "/tmp/stagerack-bench-chains-\(n).json"
+    _ = text.withCString { p in
+        let f = fopen(rackPath, "w")
+        fputs(p, f)
+        fclose(f)
+    }
+}
 let block = Int(argument("--block") ?? "") ?? 256
 let seconds = Double(argument("--seconds") ?? "") ?? 20
 let sampleRate = 48000.0
@@ -102,6 +120,8 @@ func fmt(_ x: Double, _ digits: Int = 2) -> String {
 let totalFrames = Double(blocks * block)
 print("rack \(rackPath), \(plan.units.count) units, block \(block), \(fmt(totalFrames / sampleRate, 1)) s of audio at 48 kHz")
 print("engine:        \(fmt(engineSeconds * 1e9 / totalFrames)) ns/frame, \(fmt(totalFrames / sampleRate / engineSeconds, 0))x real time, \(fmt(engineSeconds * sampleRate / totalFrames * 100, 3)) % of one core")
+let periodMicroseconds = Double(block) / sampleRate * 1e6
+print("per period of \(block) frames (\(fmt(periodMicroseconds, 0)) µs): render takes \(fmt(engineSeconds * 1e6 / Double(blocks), 1)) µs = \(fmt(engineSeconds / Double(blocks) * 1e6 / periodMicroseconds * 100, 2)) % of the period")
 let overhead = instrumentedSeconds * 1e9 - unitNanoseconds
 print("units:         \(fmt(unitNanoseconds / totalFrames)) ns/frame (timed one by one inside the engine)")
 print("engine overhead: \(fmt(overhead / totalFrames)) ns/frame = \(fmt(overhead / unitNanoseconds * 100, 1)) % of the units' cost (target < 5 %)")
