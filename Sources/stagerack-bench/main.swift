@@ -9,7 +9,8 @@ import Glibc
 
 /// Benchmarks, release builds only: engine overhead against the cost of a rack's units.
 ///
-///   stagerack-bench [RACK] [--block FRAMES] [--seconds S]
+///   stagerack-bench [RACK] [--block FRAMES] [--seconds S] [--chains N]
+///   stagerack-bench --switches
 ///
 /// Renders RACK (default racks/default.json) three ways on the same input, in one run:
 /// the full engine; the same units called directly in plan order (no event queue, no
@@ -47,6 +48,10 @@ let sampleRate = 48000.0
 let registry = BenchRegistry.standard
 
 stage_enable_flush_to_zero()
+if CommandLine.arguments.contains("--switches") {
+    SwitchBenchmark.run(registry: registry)
+    exit(0)
+}
 let plan: RenderPlan
 do {
     plan = try RackFiles.load(rackPath, registry: registry, options: GraphCompiler.Options(sampleRate: sampleRate, maxFrames: block))

@@ -82,7 +82,8 @@ public final class RenderEngine: @unchecked Sendable {
             var unitEventCount = 0
             for e in 0..<count where Int(blockEvents[e].unit) == u {
                 let event = blockEvents[e]
-                let offset = max(0, Int(event.sampleTime - sampleTime))
+                // `EngineEvent.now` (Int64.min) and anything late apply at frame 0.
+                let offset = event.sampleTime <= sampleTime ? 0 : Int(event.sampleTime - sampleTime)
                 switch event.kind {
                 case .parameter:
                     bank.fill(upTo: offset)
