@@ -34,7 +34,8 @@ enum PlayCommand {
         or recall snapshots, with the old rack's tails ringing out under the new one.
 
         Signals: SIGINT/SIGTERM fade out and stop (exit 0); SIGHUP reloads the playing rack's
-        file (a bad file leaves the running rack alone, with its errors logged).
+        file (a bad file leaves the running rack alone, with its errors logged); SIGUSR1 stalls
+        the audio thread for three periods once (a test hook that forces an xrun).
         """
 
     struct Setup {
@@ -168,6 +169,11 @@ final class LiveSession {
                         stopping = true
                         live.requestStop()
                     }
+                case SIGUSR1:
+                    // Test hook: stall the audio thread for three periods to force an xrun.
+                    let periodMicroseconds = playback.configuration.periodFrames * 1_000_000 / setup.rate
+                    Log.info("SIGUSR1: stalling the audio thread for \(3 * periodMicroseconds) µs (xrun test)")
+                    live.stallMicroseconds.store(3 * periodMicroseconds, ordering: .relaxed)
                 case SIGHUP:
                     Log.info("SIGHUP: reloading \(setlist.entries[switcher.currentIndex].rack)")
                     switcher.request(.reload)

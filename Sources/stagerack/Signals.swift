@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// SIGINT, SIGTERM and SIGHUP taken synchronously: blocked in every thread (so the audio
+/// SIGINT, SIGTERM, SIGHUP (and SIGUSR1, a test hook) taken synchronously: blocked in every thread (so the audio
 /// thread is never interrupted) and waited for on the control thread. Thread: main.
 enum Signals {
     static var handled: sigset_t {
@@ -11,6 +11,7 @@ enum Signals {
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGHUP)
+        sigaddset(&set, SIGUSR1)
         return set
     }
 
