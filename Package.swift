@@ -51,6 +51,8 @@ let package = Package(
         .testTarget(
             name: "StageRackTests",
             dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
+        .testTarget(
+            name: "StageSynthTests", dependencies: ["StageCore", "StageSynth", "StageTestSupport", "CAllocCounter"]),
         // The service: settings precedence, device wait, log format, meters, install plan, and
         // the `stagerack` binary itself (play through alsa-lib's file plugin, install-service,
         // the systemd unit through systemd-analyze, the C shims for aarch64).

@@ -130,7 +130,7 @@ public struct SettingsResolution: Sendable {
         + "\"rack\" in \(ConfigFiles.systemPath) or ~/.config/stagerack/stagerack.json"
 
     /// Everything `play` needs: defaults < the rack's io section < `user`.
-    public static func final(user: PlaySettings, rack: PlaySettings) -> PlaySettings {
-        PlaySettings.stacked([.builtIn, rack, user])
+    public static func final(user: PlaySettings, rack: PlaySettings, underSystemd: Bool) -> PlaySettings {
+        PlaySettings.stacked([.builtIn(underSystemd: underSystemd), rack, user])
     }
 }

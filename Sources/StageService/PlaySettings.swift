@@ -148,9 +148,11 @@ public struct PlaySettings: Sendable, Equatable {
         layers.reduce(PlaySettings()) { $0.overridden(by: $1) }
     }
 
-    /// The built-in defaults: default devices, 48 kHz, 128×2, 2 capture channels, wait
-    /// for devices for ever, no status lines.
-    public static var builtIn: PlaySettings {
+    /// The built-in defaults: default devices, 48 kHz, 128×2, 2 capture channels, no status
+    /// lines; absent devices are waited for for ever under systemd (a USB interface found
+    /// after the service started), and not at all otherwise (a misspelt device name on the
+    /// command line fails at once).
+    public static func builtIn(underSystemd: Bool) -> PlaySettings {
         var s = PlaySettings()
         s[.playback] = Entry(.text("default"), .builtIn)
         s[.capture] = Entry(.text("default"), .builtIn)
@@ -158,9 +160,14 @@ public struct PlaySettings: Sendable, Equatable {
         s[.period] = Entry(.integer(128), .builtIn)
         s[.periods] = Entry(.integer(2), .builtIn)
         s[.captureChannels] = Entry(.integer(2), .builtIn)
-        s[.deviceWait] = Entry(.wait(nil), .builtIn)
+        s[.deviceWait] = Entry(.wait(underSystemd ? nil : 0), .builtIn)
         s[.status] = Entry(.flag(false), .builtIn)
         return s
+    }
+
+    /// True when systemd started this process (it sets `$INVOCATION_ID` for every unit).
+    public static func isUnderSystemd(_ environment: [String: String]) -> Bool {
+        !(environment["INVOCATION_ID"] ?? "").isEmpty
     }
 
     /// What a rack's `io` section asks for.

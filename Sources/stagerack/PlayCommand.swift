@@ -1,5 +1,6 @@
 import StageCore
 import StageDrivers
+import StageSynth
 import Synchronization
 
 #if canImport(Glibc)
@@ -9,10 +10,10 @@ import Glibc
 /// `stagerack play`: a rack running live on ALSA, microphone in, speakers out.
 enum PlayCommand {
     static let help = """
-        usage: stagerack play [RACK] [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
+        usage: stagerack play [RACK|SETLIST] [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
                               [--periods N] [--capture-channels N] [--format FORMAT]
-                              [--duration SECONDS] [--status] [--meters] [--device-wait SECONDS]
-                              [--config FILE | --no-config]
+                              [--duration SECONDS] [--status] [--watch] [--meters]
+                              [--device-wait SECONDS] [--config FILE | --no-config]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
@@ -28,10 +29,15 @@ enum PlayCommand {
           --format FORMAT     force FLOAT_LE, S32_LE, S24_LE, S24_3LE or S16_LE (default: the best offered)
           --duration SECONDS  stop after this long (default: run until SIGINT/SIGTERM)
           --status            print one status line per second on stderr
+          --watch             reload the playing rack when its file changes on disk
         \(serviceHelp)
 
-        Signals: SIGINT/SIGTERM fade out and stop (exit 0); SIGHUP reloads the rack file (a bad
-        file leaves the running rack alone, with its errors logged).
+        With a SETLIST, the first song plays; MIDI program changes (and SIGHUP) switch songs
+        or recall snapshots, with the old rack's tails ringing out under the new one.
+
+        Signals: SIGINT/SIGTERM fade out and stop (exit 0); SIGHUP reloads the playing rack's
+        file (a bad file leaves the running rack alone, with its errors logged); SIGUSR1 stalls
+        the audio thread for three periods once (a test hook that forces an xrun).
         """
 
     struct Setup {
@@ -45,6 +51,7 @@ enum PlayCommand {
         var captureChannels: Int
         var duration: Double?
         var status: Bool
+        var watch: Bool
         var service = ServiceSetup()
     }
 
@@ -53,10 +60,10 @@ enum PlayCommand {
             args,
             valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels"]
                 + serviceValueOptions,
-            flagOptions: ["--status"] + serviceFlagOptions)
+            flagOptions: ["--status", "--watch"] + serviceFlagOptions)
         // Config file < environment < flags, over the rack's io section (PlayService.swift).
-        let (setup, rack) = try resolveSetup(a)
-        return try LiveSession(setup: setup, rack: rack).run()
+        let (setup, setlist, rack) = try resolveSetup(a)
+        return try LiveSession(setup: setup, setlist: setlist, rack: rack).run()
     }
 }
 
@@ -64,13 +71,17 @@ enum PlayCommand {
 /// Thread: main (the control thread); the audio thread is started from here.
 final class LiveSession {
     let setup: PlayCommand.Setup
+    let setlist: Setlist
     var rack: RackDescription
     let needsCapture: Bool
 
-    init(setup: PlayCommand.Setup, rack: RackDescription) {
+    init(setup: PlayCommand.Setup, setlist: Setlist, rack: RackDescription) {
         self.setup = setup
+        self.setlist = setlist
         self.rack = rack
-        needsCapture = rack.units.contains { Registry.standard.type(named: $0.type)?.role == .hostInput }
+        // Capture opens if any song of the set hears the microphone.
+        let racks = [rack] + setlist.entries.dropFirst().compactMap { try? RackFiles.read($0.rack, registry: Registry.standard) }
+        needsCapture = racks.contains { r in r.units.contains { Registry.standard.type(named: $0.type)?.role == .hostInput } }
     }
 
     func openDevices() throws(ALSAError) -> (PCMStream, PCMStream?) {
@@ -102,7 +113,16 @@ final class LiveSession {
         let inputChannels = capture?.configuration.channels ?? 1
         let plan = try compile(rack, period: period, inputChannels: inputChannels)
         for w in plan.warnings { Log.warning("\(setup.rackPath): \(w)") }
+        for u in plan.units { if let synth = u as? SynthUnit { Log.info(synth.soundFontDescription) } }
         let player = RackPlayer(engine: RenderEngine(plan: plan))
+        let options = GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels)
+        let switcher = PresetSwitcher(
+            setlist: setlist, index: 0, player: player, firstPlan: plan, registry: Registry.standard, options: options,
+            log: { Log.info($0) })
+        switcher.start()
+        defer { switcher.stop() }
+        let watcher = setup.watch ? FileWatcher(paths: setlist.entries.map(\.rack)) : nil
+        if setup.watch && watcher == nil { Log.warning("--watch: inotify is not available; files are not watched") }
 
         logSettingsSummary(plan: plan)
         Log.info("playback \(playback.configuration)")
@@ -119,7 +139,7 @@ final class LiveSession {
         let limit = setup.duration.map { Int($0 * rate) }
         var live = LiveAudio(playback: playback, capture: capture, player: player, frameLimit: limit)
         var framesBefore = 0
-        let status = makeStatusView()  // --status / --meters (PlayService.swift)
+        let status = makeStatusView()  // --status / --meters, xrun lines (PlayService.swift)
         var announced = false
         while true {
             let outcome = OutcomeBox()
@@ -134,17 +154,27 @@ final class LiveSession {
             }
             var stopping = false
             while outcome.get() == nil {
-                switch Signals.wait(milliseconds: status.tickMilliseconds) {
+                switch Signals.wait(milliseconds: 100) {
                 case SIGINT, SIGTERM:
                     if !stopping {
                         Log.info("stopping")
                         stopping = true
                         live.requestStop()
                     }
+                case SIGUSR1:
+                    // Test hook: stall the audio thread for three periods to force an xrun.
+                    let periodMicroseconds = playback.configuration.periodFrames * 1_000_000 / setup.rate
+                    Log.info("SIGUSR1: stalling the audio thread for \(3 * periodMicroseconds) µs (xrun test)")
+                    live.stallMicroseconds.store(3 * periodMicroseconds, ordering: .relaxed)
                 case SIGHUP:
-                    reload(player: player, period: period, inputChannels: inputChannels)
+                    Log.info("SIGHUP: reloading \(setlist.entries[switcher.currentIndex].rack)")
+                    switcher.request(.reload)
                 default:
                     break
+                }
+                if let watcher, watcher.changed().contains(setlist.entries[switcher.currentIndex].rack) {
+                    Log.info("\(setlist.entries[switcher.currentIndex].rack) changed on disk: reloading")
+                    switcher.request(.reload)
                 }
                 player.collectRetired()
                 status.update(live.status(), hasCapture: capture != nil)
@@ -163,7 +193,8 @@ final class LiveSession {
                 status.framesBefore = framesBefore
                 _ = consume live
                 while true {
-                    if Signals.wait(seconds: 1) == SIGINT || Signals.poll(SIGTERM) {
+                    let signal = Signals.wait(milliseconds: 1000)
+                    if signal == SIGINT || signal == SIGTERM {
                         Log.info("stopped while waiting for the device")
                         return 0
                     }
@@ -184,23 +215,6 @@ final class LiveSession {
                 live = LiveAudio(playback: playback, capture: capture, player: player,
                                  frameLimit: limit.map { $0 - framesBefore })
             }
-        }
-    }
-
-    func reload(player: RackPlayer, period: Int, inputChannels: Int) {
-        Log.info("SIGHUP: reloading \(setup.rackPath)")
-        do {
-            let newRack = try RackFiles.read(setup.rackPath, registry: Registry.standard)
-            let plan = try compile(newRack, period: period, inputChannels: inputChannels)
-            if !player.submit(RenderEngine(plan: plan)) {
-                Log.warning("a switch is still in progress; reload ignored")
-                return
-            }
-            rack = newRack
-            Log.info("switched to \(setup.rackPath) (\(plan.units.count) units)")
-        } catch {
-            Log.error("reload failed; the running rack keeps playing:")
-            for d in error.diagnostics { Log.error("  \(d)") }
         }
     }
 

@@ -23,7 +23,8 @@ extension PlayCommand {
     static let serviceFlagOptions = ["--meters", "--no-config"]
 
     static let serviceHelp = """
-          --device-wait SECONDS|forever  wait this long for absent devices (default: forever)
+          --device-wait SECONDS|forever  wait this long for absent devices (default: 0, or
+                              forever when systemd started it)
           --meters            level meters, load and xruns redrawn in place (terminal), or
                               plain status lines (not a terminal)
           --config FILE       read settings from FILE only (default: /etc/stagerack/stagerack.json,
@@ -35,9 +36,9 @@ extension PlayCommand {
         names it. Exit status 78 for a bad config or rack file (systemd does not restart it).
         """
 
-    /// The settings (config files < environment < flags, over the rack's io section and
-    /// the built-in defaults) and the rack they name.
-    static func resolveSetup(_ a: Arguments) throws -> (Setup, RackDescription) {
+    /// The settings (config files < environment < flags, over the (first) rack's io section
+    /// and the built-in defaults), the rack or setlist they name and its first rack.
+    static func resolveSetup(_ a: Arguments) throws -> (Setup, Setlist, RackDescription) {
         guard a.positional.count <= 1 else { throw UsageError(message: "play takes one rack file\n\n\(help)") }
         let environment = ProcessEnvironment.current
         let reader = SettingsReader(sampleFormats: PCMSampleFormat.allCases.map(\.rawValue), home: environment["HOME"])
@@ -49,15 +50,19 @@ extension PlayCommand {
             },
             candidates: candidates)
         guard let rackPath = user.text(.rack) else { throw SettingsError([SettingsResolution.noRackMessage]) }
+        let setlist: Setlist
         let rack: RackDescription
         do {
-            rack = try RackFiles.read(rackPath, registry: Registry.standard)
+            setlist = try RackFiles.readSetlist(rackPath)
+            rack = try RackFiles.read(setlist.entries[0].rack, registry: Registry.standard)
         } catch {
             var problems = error.diagnostics.map(\.description)
             if let origin = user[.rack]?.origin, origin != .flag("RACK argument") { problems.append("(the rack was named by \(origin))") }
             throw SettingsError(problems)
         }
-        let s = SettingsResolution.final(user: user, rack: PlaySettings.fromRack(rack.io, file: rackPath))
+        let s = SettingsResolution.final(
+            user: user, rack: PlaySettings.fromRack(rack.io, file: setlist.entries[0].rack),
+            underSystemd: PlaySettings.isUnderSystemd(environment))
         var service = ServiceSetup(settings: s, configFiles: files, meters: a.flags.contains("--meters"))
         if case .some(let wait) = s.wait(.deviceWait) { service.deviceWait = wait }
         let setup = Setup(
@@ -71,8 +76,9 @@ extension PlayCommand {
             captureChannels: s.integer(.captureChannels) ?? 2,
             duration: try a.double("--duration", range: 0.001...1e9),
             status: s.flag(.status) ?? false,
+            watch: a.flags.contains("--watch"),
             service: service)
-        return (setup, rack)
+        return (setup, setlist, rack)
     }
 }
 
@@ -102,18 +108,17 @@ extension LiveSession {
         e.function == "snd_pcm_open" && [-ENOENT, -ENODEV, -ENXIO, -EBUSY].contains(e.code) || e.isDeviceGone
     }
 
-    /// The start-up summary: where the settings came from, the rack and its SoundFonts.
-    /// (Devices, latency and real time follow as their own lines.)
+    /// The start-up summary: where the settings came from, and the rack (the synth unit
+    /// logs its SoundFont; devices, latency and real time follow as their own lines).
     func logSettingsSummary(plan: RenderPlan) {
         let s = setup.service
         Log.info("stagerack \(version) play: config \(s.configFiles.isEmpty ? "none" : s.configFiles.joined(separator: ", "))")
         let origins = s.settings.originSummary
         if !origins.isEmpty { Log.info("settings: \(origins)") }
-        let fonts = rack.units.compactMap { $0.settings.string("soundfont") }
-        let synths = rack.units.filter { $0.type == "synth" && $0.settings.string("soundfont") == nil }.count
-        let fontText = (fonts + (synths > 0 ? ["the default SoundFont"] : [])).joined(separator: ", ")
-        Log.info(
-            "rack \(setup.rackPath)\(rack.name.isEmpty ? "" : " (\(rack.name))"): \(plan.units.count) units, SoundFonts: \(fontText.isEmpty ? "none" : fontText)")
+        let first = setlist.entries[0].rack
+        var line = "rack \(first)\(rack.name.isEmpty ? "" : " (\(rack.name))"): \(plan.units.count) units"
+        if setlist.entries.count > 1 || first != setup.rackPath { line += "; song 1 of \(setlist.entries.count) in \(setup.rackPath)" }
+        Log.info(line)
     }
 
     /// One line that sums up the running state, once the audio thread runs.
@@ -134,7 +139,7 @@ extension LiveSession {
 
 /// `--status` lines once a second, or the `--meters` view redrawn ten times a second on a
 /// terminal (plain status lines when stderr is not one); and, always, a warning line when
-/// xruns happened (at most one a second). Thread: main.
+/// xruns happened (at most one a second). `update` is called every 100 ms. Thread: main.
 final class StatusView {
     let ansi: Bool
     let active: Bool
@@ -148,6 +153,9 @@ final class StatusView {
     }
     private var hold = PeakHold(seconds: 2)
     private var lastLine = monotonicSeconds()
+    /// The maxima since the last plain line (the control loop reads the meters every 100 ms,
+    /// and each read resets them).
+    private var pending: (peakIn: Float, peakOut: Float, load: Float) = (0, 0, 0)
     private var loggedXruns = 0
     private var lastXrunLine = 0.0
 
@@ -158,9 +166,6 @@ final class StatusView {
         self.rackName = rackName
         self.rackFile = rackFile
     }
-
-    /// How long the control loop waits for a signal between updates.
-    var tickMilliseconds: Int { ansi ? 100 : 1000 }
 
     func record(_ s: LiveAudio.Status) -> StatusRecord {
         StatusRecord(
@@ -182,8 +187,14 @@ final class StatusView {
         if ansi {
             let width = Int(terminalColumns())
             LogOutput.showMeters(MeterView(width: width).lines(r, held: hold.add(r)))
-        } else if monotonicSeconds() - lastLine >= 0.95 {
+        } else {
+            pending = (max(pending.peakIn, r.peakIn ?? 0), max(pending.peakOut, r.peakOut), max(pending.load, r.load))
+            guard monotonicSeconds() - lastLine >= 0.95 else { return }
             lastLine = monotonicSeconds()
+            if r.peakIn != nil { r.peakIn = pending.peakIn }
+            r.peakOut = pending.peakOut
+            r.load = pending.load
+            pending = (0, 0, 0)
             Log.status(statusLine(r))
         }
     }

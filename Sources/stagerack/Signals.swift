@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// SIGINT, SIGTERM and SIGHUP taken synchronously: blocked in every thread (so the audio
+/// SIGINT, SIGTERM, SIGHUP (and SIGUSR1, a test hook) taken synchronously: blocked in every thread (so the audio
 /// thread is never interrupted) and waited for on the control thread. Thread: main.
 enum Signals {
     static var handled: sigset_t {
@@ -11,6 +11,7 @@ enum Signals {
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGHUP)
+        sigaddset(&set, SIGUSR1)
         return set
     }
 
@@ -18,14 +19,6 @@ enum Signals {
     static func blockForWaiting() {
         var set = handled
         pthread_sigmask(SIG_BLOCK, &set, nil)
-    }
-
-    /// Waits up to `seconds` for one of the signals; returns it, or 0 on timeout.
-    static func wait(seconds: Int) -> Int32 {
-        var set = handled
-        var timeout = timespec(tv_sec: seconds, tv_nsec: 0)
-        let s = sigtimedwait(&set, nil, &timeout)
-        return s > 0 ? s : 0
     }
 
     /// Waits up to `milliseconds` for one of the signals; returns it, or 0 on timeout.

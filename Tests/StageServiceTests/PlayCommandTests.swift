@@ -110,9 +110,10 @@ final class PlayCommandTests: XCTestCase {
     func testADeviceThatAppearsLateIsWaitedFor() throws {
         // The capture "device" is a file that does not exist yet: alsa-lib's open fails with
         // ENOENT, as for a USB interface the kernel has not found yet. It appears after 1.5 s.
+        // Started as systemd starts it ($INVOCATION_ID set): the default is to wait for ever.
         let input = dir + "/late/in.raw"
         let r = try play(["--no-config", dir + "/rack.json", "--playback", "svc_out", "--capture", "svc_late", "--duration", "0.1",
-                          "--format", "S16_LE"], timeout: 30) { _ in
+                          "--format", "S16_LE"], ["INVOCATION_ID": "0123456789abcdef"], timeout: 30) { _ in
             usleep(1_500_000)
             try? FileManager.default.createDirectory(atPath: self.dir + "/late", withIntermediateDirectories: true)
             _ = FileManager.default.createFile(atPath: input, contents: Data(count: 44100 * 4))
@@ -133,7 +134,7 @@ final class PlayCommandTests: XCTestCase {
 
     func testTheWaitEndsOnSIGTERMOrAtItsLimit() throws {
         let args = ["--no-config", dir + "/rack.json", "--playback", "svc_out", "--capture", "svc_late"]
-        let stopped = try play(args, timeout: 30) { p in
+        let stopped = try play(args + ["--device-wait", "forever"], timeout: 30) { p in
             usleep(1_200_000)
             kill(p, SIGTERM)
         }
@@ -142,6 +143,11 @@ final class PlayCommandTests: XCTestCase {
         XCTAssertLessThan(stopped.seconds, 5)
 
         let limited = try play(args + ["--device-wait", "1"], timeout: 30)
+        // From a shell (no $INVOCATION_ID) with no --device-wait: no waiting at all.
+        let shell = try play(args, timeout: 30)
+        XCTAssertEqual(shell.status, 1)
+        XCTAssertTrue(shell.stderr.contains("error: stagerack play: svc_late: snd_pcm_open failed"), shell.stderr)
+        XCTAssertFalse(shell.stderr.contains("waiting for"), shell.stderr)
         XCTAssertEqual(limited.status, 1)
         XCTAssertTrue(limited.stderr.contains("error: playback \"svc_out\" and capture \"svc_late\": gave up after 1 s: "), limited.stderr)
     }

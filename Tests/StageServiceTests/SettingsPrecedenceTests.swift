@@ -118,13 +118,17 @@ final class SettingsPrecedenceTests: XCTestCase {
         io.capture = "hw:RackIn"
         io.periods = 3
         io.sampleRate = 44100
-        let all = SettingsResolution.final(user: u, rack: PlaySettings.fromRack(io, file: "/r/system.json"))
+        let all = SettingsResolution.final(user: u, rack: PlaySettings.fromRack(io, file: "/r/system.json"), underSystemd: true)
         XCTAssertEqual(all.text(.playback), "hw:0", "the machine's config beats the rack's io section")
         XCTAssertEqual(all.text(.capture), "hw:RackIn", "the rack's io section beats the defaults")
         XCTAssertEqual(all.integer(.periods), 3)
         XCTAssertEqual(all.integer(.sampleRate), 44100)
         XCTAssertEqual(all.integer(.captureChannels), 2, "built-in default")
-        XCTAssertEqual(all.wait(.deviceWait), .some(nil), "by default, wait for devices for ever")
+        XCTAssertEqual(all.wait(.deviceWait), .some(nil), "under systemd, wait for devices for ever by default")
+        let shell = SettingsResolution.final(user: u, rack: PlaySettings(), underSystemd: false)
+        XCTAssertEqual(shell.wait(.deviceWait), .some(0), "from a shell, a missing device fails at once by default")
+        XCTAssertTrue(PlaySettings.isUnderSystemd(["INVOCATION_ID": "5f0c3a"]))
+        XCTAssertFalse(PlaySettings.isUnderSystemd(["HOME": "/root"]))
         XCTAssertEqual(all[.captureChannels]?.origin, .builtIn)
         XCTAssertTrue(all.originSummary.contains("period 64 (/home/pi/.config/stagerack/stagerack.json:1:13)"), all.originSummary)
         XCTAssertFalse(all.originSummary.contains("captureChannels"), "defaults are not listed")

@@ -350,6 +350,9 @@ final class DelayTests: XCTestCase {
     }
 
     func testRenderDoesNotAllocate() throws {
+        #if DEBUG
+        throw XCTSkip("counts are for release builds (the harness and debug Swift allocate); `make test` runs release")
+        #endif
         XCTAssertEqual(alloc_counter_available(), 1)
         let h = try harness(["delayTime": 0.1, "feedback": 50, "wetDryMix": 50], channels: 2, maxFrames: 64)
         for (c, v) in [0.3, -0.2].enumerated() { h.inputs[0][c].update(repeating: Float(v), count: 64) }

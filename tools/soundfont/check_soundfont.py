@@ -346,7 +346,8 @@ def estimate_pitch(x, rate, f_expected):
     """Frequency of the strongest component within +-3 % of f_expected.
 
     The signal is mixed down by f_expected, low-passed by three cascaded
-    one-period moving sums (their nulls sit on the harmonics), decimated, and
+    one-period moving sums (their nulls sit on the harmonics), decimated to
+    about one point per period, and
     the peak of the Hann-windowed DTFT of this baseband is found by a coarse
     scan and golden-section refinement. Resolution is far below 0.01 Hz for
     multi-second windows. Returns (frequency, relative amplitude)."""
@@ -363,7 +364,7 @@ def estimate_pitch(x, rate, f_expected):
     m = max(1, int(round(rate / f_expected)))
     for _ in range(3):
         base = box(base, m)
-    dec = max(1, m // 4)
+    dec = m                 # baseband rate ~f: plenty for the +-3 % search span
     base = base[::dec]
     brate = rate / dec
     nb = len(base)

@@ -12,6 +12,8 @@ public struct RackDescription: Sendable {
     public var connections: [ConnectionDescription] = []
     public var midi = MIDIDescription()
     public var io = IODescription()
+    /// Named parameter sets recalled live (morphs, no rebuild).
+    public var snapshots: [SnapshotDescription] = []
 
     public init() {}
 
