@@ -177,6 +177,7 @@ final class LiveSession {
                     switcher.request(.reload)
                 }
                 player.collectRetired()
+                status.song = song(switcher.currentIndex)
                 status.update(live.status(), hasCapture: capture != nil)
             }
             thread.join()

@@ -131,9 +131,21 @@ extension LiveSession {
         Log.info(line)
     }
 
+    /// The name and rack file of song `index` of the setlist, for the meters.
+    func song(_ index: Int) -> (name: String, file: String) {
+        guard setlist.entries.indices.contains(index) else { return (rack.name, setup.rackPath) }
+        let e = setlist.entries[index]
+        // A lone rack is a setlist of one whose name is its path: the rack's own name reads better.
+        let named = !e.name.isEmpty && e.name != e.rack
+        let file = e.rack.split(separator: "/").last.map(String.init) ?? e.rack
+        let name = named ? e.name : index == 0 && !rack.name.isEmpty ? rack.name : file
+        return (name, e.rack)
+    }
+
     func makeStatusView() -> StatusView {
-        StatusView(meters: setup.service.meters, status: setup.status, rate: Double(setup.rate),
-                   rackName: rack.name.isEmpty ? setup.rackPath : rack.name, rackFile: setup.rackPath)
+        let first = song(0)
+        return StatusView(meters: setup.service.meters, status: setup.status, rate: Double(setup.rate),
+                          rackName: first.name, rackFile: first.file)
     }
 }
 
@@ -144,8 +156,8 @@ final class StatusView {
     let ansi: Bool
     let active: Bool
     let rate: Double
-    var rackName: String
-    let rackFile: String
+    /// The song playing: its name (or the rack's) and rack file.
+    var song: (name: String, file: String)
     var realtime = false
     /// Frames played before the device was last reopened (its counters start again at 0).
     var framesBefore = 0 {
@@ -163,13 +175,12 @@ final class StatusView {
         ansi = meters && Console.stderrIsTerminal
         active = meters || status
         self.rate = rate
-        self.rackName = rackName
-        self.rackFile = rackFile
+        song = (rackName, rackFile)
     }
 
     func record(_ s: LiveAudio.Status) -> StatusRecord {
         StatusRecord(
-            rackName: rackName, rackFile: rackFile, peakIn: s.peakIn, peakOut: s.peakOut, load: s.load, xruns: s.xruns,
+            rackName: song.name, rackFile: song.file, peakIn: s.peakIn, peakOut: s.peakOut, load: s.load, xruns: s.xruns,
             lastXrun: s.lastXrun, seconds: Double(framesBefore + s.frames) / rate, realtime: realtime)
     }
 
@@ -178,7 +189,7 @@ final class StatusView {
         if s.xruns > loggedXruns && monotonicSeconds() - lastXrunLine >= 1 {
             lastXrunLine = monotonicSeconds()
             let last = s.lastXrun.map { " (last on \($0.side), code \($0.code))" } ?? ""
-            Log.warning("xrun: \(s.xruns - loggedXruns) more, \(s.xruns) since start\(last)")
+            Log.warning("xrun: \(s.xruns - loggedXruns) more, \(s.xruns) since the devices were opened\(last)")
             loggedXruns = s.xruns
         }
         guard active else { return }
