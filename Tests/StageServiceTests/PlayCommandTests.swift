@@ -152,6 +152,25 @@ final class PlayCommandTests: XCTestCase {
         XCTAssertTrue(limited.stderr.contains("error: playback \"svc_out\" and capture \"svc_late\": gave up after 1 s: "), limited.stderr)
     }
 
+    func testUnderTheJournalEachLineCarriesItsPriority() throws {
+        var e = env
+        e["INVOCATION_ID"] = "0123456789abcdef"
+        let r = try Tool.run(Tool.stagerack, ["play", "--no-config", dir + "/rack.json", "--playback", "svc_out", "--capture", "svc_in",
+                                              "--duration", "0.05"], environment: e, timeout: 30, journal: true)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lines = r.stderr.split(separator: "\n")
+        XCTAssertGreaterThan(lines.count, 5)
+        for line in lines {
+            XCTAssertTrue(["<6>info: ", "<4>warning: ", "<3>error: ", "<6>status: "].contains { line.hasPrefix($0) }, String(line))
+        }
+        XCTAssertTrue(r.stderr.contains("<6>info: running Test Rack: "), r.stderr)
+        let failed = try Tool.run(Tool.stagerack, ["play", "--no-config", dir + "/rack.json", "--playback", "svc_nothing", "--device-wait", "0"],
+                                  environment: e, timeout: 30, journal: true)
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertTrue(failed.stderr.contains("<4>warning: alsa-lib: snd_pcm_open_noupdate: Unknown PCM svc_nothing\n"), failed.stderr)
+        XCTAssertTrue(failed.stderr.hasSuffix("<3>error: stagerack play: svc_nothing: snd_pcm_open failed: No such file or directory (-2)\n"), failed.stderr)
+    }
+
     func testMetersOffATerminalArePlainStatusLines() throws {
         let r = try play(["--no-config", dir + "/rack.json", "--playback", "svc_out", "--capture", "svc_in", "--meters",
                           "--duration", "1000000"], ["SVC_PLAYBACK": "/dev/null"], timeout: 30) { p in

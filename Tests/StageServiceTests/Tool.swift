@@ -51,9 +51,18 @@ enum Tool {
     /// of a pipe to exit, which never happens with a program that daemonizes (tmux).
     static func run(
         _ program: String, _ args: [String], environment: [String: String], timeout: Double = 60,
-        whileRunning: ((pid_t) -> Void)? = nil
+        journal: Bool = false, whileRunning: ((pid_t) -> Void)? = nil
     ) throws -> Result {
         let outFile = temporaryDirectory("out-\(UUID().uuidString)") + "/out"
+        var environment = environment
+        if journal {
+            // As systemd does for a service whose stderr is the journal: $JOURNAL_STREAM names
+            // stderr's device and inode (the file is made first; O_TRUNC keeps its inode).
+            _ = FileManager.default.createFile(atPath: outFile + ".err", contents: nil)
+            var st = stat()
+            stat(outFile + ".err", &st)
+            environment["JOURNAL_STREAM"] = "\(st.st_dev):\(st.st_ino)"
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
