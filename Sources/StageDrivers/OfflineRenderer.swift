@@ -65,6 +65,12 @@ public final class OfflineRenderer {
                 let t = Int64((m.seconds * plan.sampleRate).rounded())
                 mapper.handle(m.message, at: t) { events.append($0) }
             }
+            // 14-bit halves still waiting for a partner apply at their own time.
+            mapper.flush { events.append($0) }
+            if zip(events, events.dropFirst()).contains(where: { $0.sampleTime > $1.sampleTime }) {
+                events = events.enumerated().sorted { ($0.element.sampleTime, $0.offset) < ($1.element.sampleTime, $1.offset) }
+                    .map(\.element)
+            }
         }
         var nextEvent = 0
         let host = plan.hostInput
