@@ -23,8 +23,9 @@ let package = Package(
         .target(name: "StageUnits", dependencies: ["StageCore"]),
         // Synth: the FluidSynth generator unit.
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
-        // Drivers: audio files (libsndfile, libsamplerate), the offline renderer.
-        .target(name: "StageDrivers", dependencies: ["StageCore", "CSndFile", "CSampleRate", "CStageShim"]),
+        // Drivers: audio files (libsndfile, libsamplerate), the offline renderer, the ALSA
+        // sequencer client (MIDI input).
+        .target(name: "StageDrivers", dependencies: ["StageCore", "CSndFile", "CSampleRate", "CStageShim", "CALSA"]),
 
         // App: the `stagerack` command.
         .executableTarget(

@@ -18,6 +18,8 @@ let usage = """
       validate RACK...                     check rack files, every problem with line:column
       units [TYPE]                         unit types with their parameters
       graph RACK                           the rack as a Graphviz DOT digraph
+      midi-monitor [RACK]                  incoming MIDI and what the rack maps it to
+      learn RACK --param UNIT.PARAM        map the next control moved (--write: into the file)
 
     stagerack COMMAND --help shows a command's options; stagerack --version the version.
     """
@@ -27,6 +29,8 @@ let commands: [String: (help: String, run: ([String]) throws -> Int32)] = [
     "validate": (ValidateCommand.help, ValidateCommand.run),
     "units": (UnitsCommand.help, UnitsCommand.run),
     "graph": (GraphCommand.help, GraphCommand.run),
+    "midi-monitor": (MIDIMonitorCommand.help, MIDIMonitorCommand.run),
+    "learn": (LearnCommand.help, LearnCommand.run),
 ]
 
 @MainActor

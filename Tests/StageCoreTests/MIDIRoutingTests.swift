@@ -93,6 +93,14 @@ final class MIDIRoutingTests: XCTestCase {
         XCTAssertEqual(p.mapper.describe(MappingOutcome(.tempo, value: 90)), "tempo 90 BPM")
     }
 
+    func testJitteryClockReportsOnlySignificantChanges() throws {
+        // ±5 ms per tick (a busy machine): the estimate must not wobble around.
+        let p = try MapperProbe("{}", tempo: 100)
+        let tempos = clock(p, bpm: 120, beats: 16, jitter: 0.005)
+        XCTAssertLessThanOrEqual(tempos.count, 8, "\(tempos)")
+        XCTAssertEqual(Double(try XCTUnwrap(tempos.last)), 120, accuracy: 1, "\(tempos)")
+    }
+
     func testSteadyClockAtTheRackTempoSendsNothing() throws {
         let p = try MapperProbe("{}", tempo: 120)
         XCTAssertEqual(clock(p, bpm: 120, beats: 4, jitter: 0.0002), [])

@@ -431,10 +431,6 @@ public final class MIDIMapper: @unchecked Sendable {
     }
 
     func forward(_ message: MIDIMessage, at t: Int64, emit: (EngineEvent) -> Void) {
-        guard !receivers.isEmpty else {
-            record(.ignored)
-            return
-        }
         for r in receivers { emit(.midi(message, toUnit: r, at: t)) }
         record(.toUnits, count: receivers.count)
     }

@@ -5,7 +5,7 @@ public struct MappingOutcome: Sendable, Equatable, BitwiseCopyable {
     public enum Kind: UInt8, Sendable, BitwiseCopyable {
         /// Nothing maps it and no unit takes it.
         case ignored
-        /// Passed to the units that play MIDI (`count` of them).
+        /// Passed to the units that play MIDI (`count` of them; 0 when the rack has none).
         case toUnits
         /// Mapping `mapping` set its parameter to `value`.
         case parameter
@@ -53,7 +53,7 @@ extension MIDIMapper {
         let m = o.mapping >= 0 && Int(o.mapping) < mappings.count ? mappings[Int(o.mapping)] : nil
         switch o.kind {
         case .ignored: return "(not mapped)"
-        case .toUnits: return receiverNames.isEmpty ? "(no unit plays MIDI)" : receiverNames.joined(separator: ", ")
+        case .toUnits: return receiverNames.isEmpty ? "(not mapped; no unit plays MIDI)" : receiverNames.joined(separator: ", ")
         case .parameter, .unchanged:
             guard let m else { return "?" }
             return "\(m.targetName) = \(m.spec.format(o.value))" + (o.kind == .unchanged ? " (unchanged)" : "")
