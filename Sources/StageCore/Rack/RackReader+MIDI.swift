@@ -196,6 +196,7 @@ extension RackReader {
                 source: source, hires: hires, channel: channel, action: action, mode: mode, sensitivity: sensitivity,
                 takeover: takeover, button: button, feedback: feedback, location: node.location)
         }
+        if node["action"] != nil { return nil }  // an action that was not one: reported above
         if case .note = source, button == nil { button = .toggle }
         if button == .trigger, node["max"] == nil {
             ctx.report(node["button"]?.value.location ?? node.location, "\(path).button",

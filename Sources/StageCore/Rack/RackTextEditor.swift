@@ -86,16 +86,32 @@ public enum RackTextEditor {
             // Empty: `[]` or `{}`.
             let text = multiline ? "\n\(indent)\(item)\n\(lineIndent(chars, at: open))" : " \(item) "
             out.replaceSubrange((open + 1)..<close, with: text.unicodeScalars)
-        } else if chars[last] == "," {
-            let text = firstOnOwnLine ? "\n\(indent)\(item)," : " \(item),"
+        } else if !firstOnOwnLine {
+            let text = chars[last] == "," ? " \(item)," : ", \(item)"
             out.insert(contentsOf: text.unicodeScalars, at: last + 1)
         } else {
-            let text = firstOnOwnLine ? ",\n\(indent)\(item)" : ", \(item)"
-            out.insert(contentsOf: text.unicodeScalars, at: last + 1)
+            // One element per line: the new one goes on a line of its own after the last
+            // one's line (and after a `//` comment that ends it).
+            let end = lineEnd(chars, after: last)
+            let text = chars[last] == "," ? "\n\(indent)\(item)," : "\n\(indent)\(item)"
+            out.insert(contentsOf: text.unicodeScalars, at: end)
+            if chars[last] != "," { out.insert(",", at: last + 1) }
         }
         var result = String.UnicodeScalarView()
         result.append(contentsOf: out)
         return String(result)
+    }
+
+    /// Where the line holding `index` ends when only spaces and a `//` comment follow it;
+    /// otherwise just after `index`.
+    static func lineEnd(_ chars: [Unicode.Scalar], after index: Int) -> Int {
+        var i = index + 1
+        while i < chars.count && (chars[i] == " " || chars[i] == "\t") { i += 1 }
+        if i + 1 < chars.count && chars[i] == "/" && chars[i + 1] == "/" {
+            while i < chars.count && chars[i] != "\n" && chars[i] != "\r" { i += 1 }
+        }
+        if i < chars.count && chars[i] == "\r" { return i }
+        return i < chars.count && chars[i] == "\n" ? i : index + 1
     }
 
     static func lineStarts(_ chars: [Unicode.Scalar]) -> [Int] {
