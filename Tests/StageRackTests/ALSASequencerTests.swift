@@ -39,14 +39,14 @@ final class ALSASequencerTests: XCTestCase {
         var sender: ALSASequencer? = try ALSASequencer(name: "TestSender")
         let port = try sender!.createPort(name: "out", input: false)
         XCTAssertTrue(waitUntil(5) { input.connectedSources.contains { $0.hasPrefix("TestSender:out") } }, "\(input.takeLog())")
-        try sender!.send(MIDIBytes(0xB0, 7, 127, count: 3), from: port)
+        try sender!.send(MIDIBytes(0xB0, 7, 0, count: 3), from: port)
         var got: EngineEvent?
         XCTAssertTrue(waitUntil(5) {
             got = got ?? queue.pop()
             return got != nil
         })
         XCTAssertEqual(got?.kind, .parameter)
-        XCTAssertEqual(got?.value, 0)
+        XCTAssertEqual(got?.value, -40)
         XCTAssertEqual(input.messagesReceived, 1)
 
         sender = nil  // the client quits
