@@ -17,17 +17,17 @@ test-deps:
 build: deps
 	$(SWIFT) build -c release --product stagerack
 
-# The main job: renders the default rack's built-in demo to a file (live audio comes
-# with `stagerack play`; until then, and on machines with no sound card, this is it).
+# The main job: the default rack live when there is a sound card, else its built-in demo
+# rendered to out/default-demo.wav.
 run: build
-	@mkdir -p $(OUT)
-	$(BIN) render $(RACK) --demo --output $(OUT)/default-demo.wav
-	@echo "wrote $(OUT)/default-demo.wav (play it with: aplay $(OUT)/default-demo.wav)"
+	@BIN=$(BIN) RACK=$(RACK) OUT=$(OUT) scripts/run-default.sh
 
 # Every test, in release builds (DSP tests measure real signals; allocation counts are
 # only meaningful in release).
 test: test-deps
 	$(SWIFT) test -c release
+	$(SWIFT) build -c release --product stagerack
+	Tests/cli/run.sh
 
 bench: build
 	$(SWIFT) build -c release --product stagerack-bench

@@ -23,9 +23,8 @@ let package = Package(
         .target(name: "StageUnits", dependencies: ["StageCore"]),
         // Synth: the FluidSynth generator unit.
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
-        // Drivers: audio files (libsndfile, libsamplerate), the offline renderer, the ALSA
-        // sequencer client (MIDI input).
-        .target(name: "StageDrivers", dependencies: ["StageCore", "CSndFile", "CSampleRate", "CStageShim", "CALSA"]),
+        // Drivers: ALSA live audio, audio files (libsndfile, libsamplerate), the offline renderer.
+        .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
         // App: the `stagerack` command.
         .executableTarget(
@@ -47,6 +46,8 @@ let package = Package(
         .testTarget(
             name: "StageRackTests",
             dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
+        .testTarget(
+            name: "StageSynthTests", dependencies: ["StageCore", "StageSynth", "StageTestSupport", "CAllocCounter"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -156,8 +156,9 @@ public final class MIDIInput: @unchecked Sendable {
         thread = nil
     }
 
-    /// Hands the MIDI thread a new mapper and engine queue (a new plan); it switches
-    /// between two messages. Thread: control.
+    /// Hands the MIDI thread a new mapper and engine queue (a new plan, after a preset
+    /// switch); it switches between two messages, carrying the knobs' positions over
+    /// (`MIDIMapper.takeOver`) and sending the new values as feedback. Thread: control.
     public func replaceMapper(_ mapper: MIDIMapper?, events: SPSCQueue<EngineEvent>?) {
         swap.withLock { $0 = (mapper, events) }
         swapPending.store(true, ordering: .releasing)
@@ -203,6 +204,7 @@ public final class MIDIInput: @unchecked Sendable {
                     s = nil
                     return v
                 }) {
+                    if let old = mapper, let m { m.takeOver(from: old) }  // knobs wait for pickup
                     mapper = m
                     events = e
                     needsInitialFeedback = true

@@ -5,25 +5,19 @@ import StageCore
 import Glibc
 #endif
 
-/// The "generic output" of AUGraph: the same plan, driven by a file clock instead of a
-/// sound card. Input audio and MIDI come from memory, output goes to a file.
-/// Thread: control (it is not real-time, but it runs the render path exactly as live does).
+/// The "generic output" of AUGraph: the same racks, driven by a file clock instead of a
+/// sound card. Input audio and MIDI come from memory, output goes to a sink (a file).
+/// Program changes in the MIDI go through a `PresetSwitcher` exactly as live (loaded at
+/// their time, switched at the block boundary before it, tails ringing out).
+/// Thread: one control thread (it is not real-time, but it runs the render path as live does).
 public final class OfflineRenderer {
-    public struct Options {
-        public var blockSize: Int = 256
-        /// nil: the longer of the input and the MIDI, plus the rack's tail.
-        public var duration: Double?
-        /// Longest tail added to the default duration.
-        public var maxTail: Double = 10
-        public init() {}
-    }
-
     public struct Summary: Sendable {
         public var frames: Int
         public var sampleRate: Double
         public var peak: Float
         public var cpuSeconds: Double
         public var safety: SafetyCounters
+        public var switches: Int
         public var seconds: Double { Double(frames) / sampleRate }
         public var peakDBFS: Float { peak > 0 ? 20 * log10f(peak) : -240 }
         /// Audio seconds per CPU second.
@@ -31,13 +25,31 @@ public final class OfflineRenderer {
     }
 
     public let plan: RenderPlan
-    public let engine: RenderEngine
-    public let mapper: MIDIMapper
+    public let player: RackPlayer
+    public let switcher: PresetSwitcher?
+    let ownMapper: MIDIMapper
+    let output: BusStorage
 
+    /// Renders one rack; program changes only reach the units.
     public init(plan: RenderPlan) {
         self.plan = plan
-        engine = RenderEngine(plan: plan)
-        mapper = MIDIMapper(plan: plan)
+        player = RackPlayer(engine: RenderEngine(plan: plan))
+        switcher = nil
+        ownMapper = MIDIMapper(plan: plan)
+        output = BusStorage(bufferCount: 2, maxFrames: plan.maxFrames)
+    }
+
+    /// Renders a setlist starting at entry `index` (whose compiled plan is `plan`).
+    public init(
+        setlist: Setlist, index: Int, plan: RenderPlan, registry: UnitRegistry, options: GraphCompiler.Options,
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        self.plan = plan
+        player = RackPlayer(engine: RenderEngine(plan: plan))
+        switcher = PresetSwitcher(
+            setlist: setlist, index: index, player: player, firstPlan: plan, registry: registry, options: options, log: log)
+        ownMapper = MIDIMapper(plan: plan)
+        output = BusStorage(bufferCount: 2, maxFrames: plan.maxFrames)
     }
 
     /// The frames a render covers when no duration is given.
@@ -48,9 +60,8 @@ public final class OfflineRenderer {
         return Int(((max(inputSeconds, midiSeconds) + tail) * plan.sampleRate).rounded(.up))
     }
 
-    /// Renders into `sink` (called after each block with the host output and its frame
-    /// count). `input` must already be at the plan's rate. `extraEvents` are engine events
-    /// at absolute frames, merged with the MIDI file's.
+    /// Renders into `sink` (called after each block with the stereo output and its frame
+    /// count). `input` must already be at the plan's rate.
     @discardableResult
     public func render(
         input: AudioData?, midi: StandardMIDIFile?, frames: Int, blockSize: Int,
@@ -58,35 +69,62 @@ public final class OfflineRenderer {
     ) rethrows -> Summary {
         precondition(blockSize > 0 && blockSize <= plan.maxFrames)
         stage_enable_flush_to_zero()
-        // MIDI file → engine events, through the same mapping layer as live MIDI.
-        var events: [EngineEvent] = []
-        if let midi {
-            for m in midi.messages {
-                let t = Int64((m.seconds * plan.sampleRate).rounded())
-                mapper.handle(m.message, at: t) { events.append($0) }
-            }
-            // 14-bit halves still waiting for a partner apply at their own time.
-            mapper.flush { events.append($0) }
-            if zip(events, events.dropFirst()).contains(where: { $0.sampleTime > $1.sampleTime }) {
-                events = events.enumerated().sorted { ($0.element.sampleTime, $0.offset) < ($1.element.sampleTime, $1.offset) }
-                    .map(\.element)
-            }
-        }
-        var nextEvent = 0
-        let host = plan.hostInput
+        let messages = midi?.messages ?? []
+        var nextMessage = 0
+        var lastMapper: MIDIMapper?
+        var bankMSB = [Int](repeating: 0, count: 16)
+        var bankLSB = [Int](repeating: 0, count: 16)
+        let inputChannels = input?.channels.count ?? 0
+        let inputStorage = BusStorage(bufferCount: max(inputChannels, 1), maxFrames: blockSize)
+        let inputBus = inputStorage.bus(first: 0, channels: max(inputChannels, 1))
+        let out = output.bus(first: 0, channels: 2)
         var peak: Float = 0
+        var switches = 0
         let cpuStart = threadCPUSeconds()
         var lastProgress = cpuStart
         var done = 0
         while done < frames {
             let n = min(blockSize, frames - done)
-            let blockEnd = Int64(done + n)
-            while nextEvent < events.count, events[nextEvent].sampleTime < blockEnd {
-                if !engine.events.push(events[nextEvent]) { break }  // full: the rest next block
-                nextEvent += 1
+            let blockEnd = Double(done + n) / plan.sampleRate
+            // MIDI due in this block: program changes switch first, the rest is mapped.
+            while nextMessage < messages.count, messages[nextMessage].seconds < blockEnd {
+                let m = messages[nextMessage]
+                nextMessage += 1
+                let t = Int64((m.seconds * plan.sampleRate).rounded())
+                if m.message.kind == .controlChange && (m.message.controller == 0 || m.message.controller == 32) {
+                    if m.message.controller == 0 { bankMSB[m.message.channel] = m.message.value } else {
+                        bankLSB[m.message.channel] = m.message.value
+                    }
+                }
+                if m.message.kind == .programChange, let switcher {
+                    let bank = bankMSB[m.message.channel] * 128 + bankLSB[m.message.channel]
+                    if switcher.perform(.program(m.message.data1 == 127 ? 128 : Int(m.message.data1) + 1, bank: bank), at: t) {
+                        switches += 1
+                    }
+                    continue
+                }
+                let mapper = switcher?.mapper ?? ownMapper
+                if mapper !== lastMapper {
+                    if let lastMapper { mapper.takeOver(from: lastMapper) }  // knobs wait for pickup
+                    lastMapper = mapper
+                }
+                let generation = switcher?.currentPlan.generation ?? 0
+                mapper.handle(m.message, at: t) { e in
+                    var tagged = e
+                    tagged.generation = generation
+                    _ = player.events.push(tagged)
+                }
             }
-            for c in 0..<host.channelCount {
-                let dst = host[c]
+            // A 14-bit half whose partner never came applies once its wait is over.
+            let mapper = switcher?.mapper ?? ownMapper
+            let generation = switcher?.currentPlan.generation ?? 0
+            mapper.poll(seconds: blockEnd) { e in
+                var tagged = e
+                tagged.generation = generation
+                _ = player.events.push(tagged)
+            }
+            for c in 0..<inputBus.channelCount {
+                let dst = inputBus[c]
                 if let input, c < input.channels.count {
                     let src = input.channels[c]
                     let available = max(0, min(n, src.count - done))
@@ -98,9 +136,9 @@ public final class OfflineRenderer {
                     dst.update(repeating: 0, count: n)
                 }
             }
-            engine.render(frameCount: n)
-            let out = plan.hostOutput
-            for c in 0..<out.channelCount {
+            player.render(frameCount: n, input: inputBus, output: out)
+            player.collectRetired()
+            for c in 0..<2 {
                 let p = out[c]
                 for i in 0..<n { peak = max(peak, abs(p[i])) }
             }
@@ -116,7 +154,7 @@ public final class OfflineRenderer {
         }
         return Summary(
             frames: frames, sampleRate: plan.sampleRate, peak: peak, cpuSeconds: threadCPUSeconds() - cpuStart,
-            safety: engine.safety)
+            safety: player.current.safety, switches: switches)
     }
 }
 

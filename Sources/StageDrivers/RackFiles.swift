@@ -49,3 +49,23 @@ public enum MIDIFiles {
         }
     }
 }
+
+extension RackFiles {
+    /// Reads a setlist, or a rack as a setlist of one. Thread: control.
+    public static func readSetlist(_ path: String) throws(RackError) -> Setlist {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read as UTF-8 text" : "no such file"
+            throw RackError([RackDiagnostic(file: path, location: nil, path: "", message: reason)])
+        }
+        if let root = try? JSONParser.parse(text), Setlist.isSetlist(root) {
+            return try SetlistReader.read(text: text, file: path)
+        }
+        var single = Setlist()
+        single.file = path
+        single.entries = [Setlist.Entry(rack: path, name: path, program: nil, bank: 0, location: nil)]
+        return single
+    }
+}

@@ -1,8 +1,9 @@
 import StageCore
 
 /// `output`: the speakers (the sound card live; the output file offline). Stereo.
-/// Ends in a safety stage that cannot be switched off: non-finite samples become silence
-/// (and are counted), and peaks are held under −0.3 dBFS.
+/// Ends in a safety stage that cannot be switched off (`SafetyLimiter`): non-finite samples
+/// become silence (and are counted), and a look-ahead-free peak limiter with a final hard
+/// clip holds every sample at or under −0.3 dBFS.
 public struct OutputUnitType: UnitType {
     public init() {}
     public var name: String { "output" }
@@ -35,6 +36,10 @@ public final class OutputUnit: RackUnit {
         for c in 0..<host.channelCount {
             host[c].update(from: input[min(c, input.channelCount - 1)], count: n)
         }
-        safety.process(left: host[0], right: host[1], frames: n, counters: context.safety)
+        if host.channelCount >= 2 {
+            safety.process(left: host[0], right: host[1], frames: n, counters: context.safety)
+        } else if host.channelCount == 1 {
+            safety.process(mono: host[0], frames: n, counters: context.safety)
+        }
     }
 }

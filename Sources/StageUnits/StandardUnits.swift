@@ -3,6 +3,9 @@ import StageCore
 /// The pure-Swift unit types of this module, for building a registry.
 public enum StandardUnits {
     public static var types: [any UnitType] {
-        [InputUnitType(), OutputUnitType(), GainUnitType(), MixerUnitType()]
+        [
+            InputUnitType(), OutputUnitType(), GainUnitType(), MixerUnitType(),
+            DelayUnitType(), ReverbUnitType(), PitchUnitType(),
+        ]
     }
 }

@@ -1,7 +1,8 @@
 import StageCore
+import StageSynth
 import StageUnits
 
 /// The unit types the benchmark knows (the same as the app's).
 enum BenchRegistry {
-    static let standard = UnitRegistry(StandardUnits.types)
+    static let standard = UnitRegistry(StandardUnits.types + SynthUnits.types)
 }

@@ -9,7 +9,8 @@ import Glibc
 
 /// Benchmarks, release builds only: engine overhead against the cost of a rack's units.
 ///
-///   stagerack-bench [RACK] [--block FRAMES] [--seconds S]
+///   stagerack-bench [RACK] [--block FRAMES] [--seconds S] [--chains N]
+///   stagerack-bench --switches
 ///
 /// Renders RACK (default racks/default.json) three ways on the same input, in one run:
 /// the full engine; the same units called directly in plan order (no event queue, no
@@ -22,13 +23,35 @@ func argument(_ name: String) -> String? {
     return a[i + 1]
 }
 
-let rackPath = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("--") && Double($0) == nil } ?? "racks/default.json"
+var rackPath = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("--") && Double($0) == nil } ?? "racks/default.json"
+// --chains N: a generated rack with N vocal chains (pitch → delay → reverb) in parallel.
+if let n = Int(argument("--chains") ?? ""), n > 0 {
+    var units = [#""mic": { "type": "input" }"#, #""out": { "type": "output" }"#, "\"mix\": { \"type\": \"mixer\", \"inputs\": \(n) }"]
+    var connections = [#""mix -> out""#]
+    for i in 1...n {
+        units.append("\"p\(i)\": { \"type\": \"pitch\", \"params\": { \"pitch\": 300 } }")
+        units.append("\"d\(i)\": { \"type\": \"delay\" }")
+        units.append("\"r\(i)\": { \"type\": \"reverb\" }")
+        connections.append("\"mic -> p\(i) -> d\(i) -> r\(i) -> mix:\(i)\"")
+    }
+    let text = "{ \"format\": 1, \"name\": \"\(n) vocal chains\", \"units\": { \(units.joined(separator: ", ")) }, \"connections\": [ \(connections.joined(separator: ", ")) ] }"
+    rackPath = "/tmp/stagerack-bench-chains-\(n).json"
+    _ = text.withCString { p in
+        let f = fopen(rackPath, "w")
+        fputs(p, f)
+        fclose(f)
+    }
+}
 let block = Int(argument("--block") ?? "") ?? 256
 let seconds = Double(argument("--seconds") ?? "") ?? 20
 let sampleRate = 48000.0
 let registry = BenchRegistry.standard
 
 stage_enable_flush_to_zero()
+if CommandLine.arguments.contains("--switches") {
+    SwitchBenchmark.run(registry: registry)
+    exit(0)
+}
 let plan: RenderPlan
 do {
     plan = try RackFiles.load(rackPath, registry: registry, options: GraphCompiler.Options(sampleRate: sampleRate, maxFrames: block))
@@ -80,41 +103,20 @@ for b in 0..<blocks {
 }
 let engineSeconds = threadCPUSeconds() - start
 
-// 2. The units alone, called directly in plan order.
-plan.resetUnits()
-var safety = SafetyCounters()
-let events = UnsafeBufferPointer<UnitEvent>(start: nil, count: 0)
-@MainActor func contexts(_ sampleTime: Int64, _ safetyPointer: UnsafeMutablePointer<SafetyCounters>) -> [RenderContext] {
-    plan.steps.map { step in
-        RenderContext(
-            frameCount: block, sampleTime: sampleTime, sampleRate: sampleRate, tempo: 120, inputs: step.inputs,
-            outputs: step.outputs, parameters: plan.parameters[step.unit].renderValues, events: events,
-            hostInput: plan.hostInput, hostOutput: plan.hostOutput, safety: safetyPointer)
-    }
+// 2. The same again with every unit's render timed inside the engine: what is not spent in
+// units is the engine's own work (event queue, parameter smoothing, adapters, plan walk),
+// plus the clock reads themselves (so the overhead is, if anything, overstated).
+engine.reset()
+engine.measuresSteps = true
+for s in 0..<plan.steps.count { engine.stepNanoseconds[s] = 0 }
+start = threadCPUSeconds()
+for b in 0..<blocks {
+    feedInput(b)
+    queueNotes(b, engine: engine, mapper: mapper)
+    engine.render(frameCount: block)
 }
-let perUnit = UnsafeMutablePointer<UInt64>.allocate(capacity: plan.steps.count)
-perUnit.initialize(repeating: 0, count: plan.steps.count)
-var directSeconds = 0.0
-withUnsafeMutablePointer(to: &safety) { sp in
-    let ctx = contexts(0, sp)
-    let units = plan.steps.map { plan.units[$0.unit] }
-    start = threadCPUSeconds()
-    for b in 0..<blocks {
-        feedInput(b)
-        for s in 0..<ctx.count { units[s].render(ctx[s]) }
-    }
-    directSeconds = threadCPUSeconds() - start
-    // 3. The same, timed per unit.
-    plan.resetUnits()
-    for b in 0..<blocks {
-        feedInput(b)
-        for s in 0..<ctx.count {
-            let t0 = monotonicNanoseconds()
-            units[s].render(ctx[s])
-            perUnit[s] &+= monotonicNanoseconds() &- t0
-        }
-    }
-}
+let instrumentedSeconds = threadCPUSeconds() - start
+let unitNanoseconds = (0..<plan.steps.count).reduce(0.0) { $0 + Double(engine.stepNanoseconds[$1]) }
 
 func fmt(_ x: Double, _ digits: Int = 2) -> String {
     let p = pow(10, Double(digits))
@@ -123,9 +125,11 @@ func fmt(_ x: Double, _ digits: Int = 2) -> String {
 let totalFrames = Double(blocks * block)
 print("rack \(rackPath), \(plan.units.count) units, block \(block), \(fmt(totalFrames / sampleRate, 1)) s of audio at 48 kHz")
 print("engine:        \(fmt(engineSeconds * 1e9 / totalFrames)) ns/frame, \(fmt(totalFrames / sampleRate / engineSeconds, 0))x real time, \(fmt(engineSeconds * sampleRate / totalFrames * 100, 3)) % of one core")
-print("units direct:  \(fmt(directSeconds * 1e9 / totalFrames)) ns/frame")
-let overhead = engineSeconds - directSeconds
-print("engine overhead: \(fmt(overhead * 1e9 / totalFrames)) ns/frame = \(fmt(overhead / directSeconds * 100, 1)) % of the units' cost (target < 5 % on a rack with real effects)")
+let periodMicroseconds = Double(block) / sampleRate * 1e6
+print("per period of \(block) frames (\(fmt(periodMicroseconds, 0)) µs): render takes \(fmt(engineSeconds * 1e6 / Double(blocks), 1)) µs = \(fmt(engineSeconds / Double(blocks) * 1e6 / periodMicroseconds * 100, 2)) % of the period")
+let overhead = instrumentedSeconds * 1e9 - unitNanoseconds
+print("units:         \(fmt(unitNanoseconds / totalFrames)) ns/frame (timed one by one inside the engine)")
+print("engine overhead: \(fmt(overhead / totalFrames)) ns/frame = \(fmt(overhead / unitNanoseconds * 100, 1)) % of the units' cost (target < 5 %)")
 for (s, step) in plan.steps.enumerated() {
-    print("  \(plan.unitIDs[step.unit]) (\(plan.unitTypes[step.unit])): \(fmt(Double(perUnit[s]) / totalFrames)) ns/frame")
+    print("  \(plan.unitIDs[step.unit]) (\(plan.unitTypes[step.unit])): \(fmt(Double(engine.stepNanoseconds[s]) / totalFrames)) ns/frame")
 }

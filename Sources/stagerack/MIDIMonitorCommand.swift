@@ -31,7 +31,7 @@ enum MIDIMonitorCommand {
         if let path = a.positional.first {
             let plan = try RackFiles.load(path, registry: Registry.standard, options: GraphCompiler.Options())
             for w in plan.warnings { Console.err("\(path): warning: \(w)") }
-            mapper = MIDIMapper(plan: plan)
+            mapper = MIDIMapper(plan: plan, presetsByDefault: true)  // as `play` maps it
             patterns = plan.rack.midi.connect
         }
         if let list = a.options["--connect"] { patterns = MIDICommandSupport.patterns(list) }

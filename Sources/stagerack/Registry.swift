@@ -1,7 +1,8 @@
 import StageCore
+import StageSynth
 import StageUnits
 
 /// Every unit type the program knows.
 enum Registry {
-    static let standard = UnitRegistry(StandardUnits.types)
+    static let standard = UnitRegistry(StandardUnits.types + SynthUnits.types)
 }

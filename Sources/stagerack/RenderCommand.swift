@@ -1,5 +1,6 @@
 import StageCore
 import StageDrivers
+import StageSynth
 
 #if canImport(Glibc)
 import Glibc
@@ -8,10 +9,12 @@ import Glibc
 /// `stagerack render`: a rack rendered offline, file in, file out.
 enum RenderCommand {
     static let help = """
-        usage: stagerack render RACK --output OUT.wav [--midi FILE.mid] [--input VOICE.wav]
+        usage: stagerack render RACK|SETLIST --output OUT.wav [--midi FILE.mid] [--input VOICE.wav]
                                 [--duration SECONDS] [--sample-rate HZ] [--block FRAMES] [--demo]
 
-        Renders RACK offline: the same graph as live, driven by a file clock. The --input file
+        Renders RACK offline: the same graph as live, driven by a file clock. With a SETLIST,
+        the first song's rack plays and program changes in the MIDI file switch songs (and
+        recall snapshots) exactly as live. The --input file
         is the microphone (any format libsndfile reads; resampled if its rate differs), the
         MIDI file goes through the rack's MIDI mappings, and the result is written to OUT
         (.wav float, .flac/.aiff 24-bit, .ogg).
@@ -37,7 +40,8 @@ enum RenderCommand {
         let block = try a.int("--block", range: 1...8192) ?? 256
         var duration = try a.double("--duration", range: 0.001...86_400)
 
-        let rack = try RackFiles.read(rackPath, registry: Registry.standard)
+        let setlist = try RackFiles.readSetlist(rackPath)
+        let rack = try RackFiles.read(setlist.entries[0].rack, registry: Registry.standard)
         var input: AudioData?
         var midi: StandardMIDIFile?
         if let path = a.options["--input"] { input = try AudioData.read(path: path) }
@@ -56,10 +60,14 @@ enum RenderCommand {
         let options = GraphCompiler.Options(sampleRate: rate, maxFrames: block, hostInputChannels: max(input?.channels.count ?? 1, 1))
         let plan = try GraphCompiler(registry: Registry.standard).compile(rack, options: options)
         for w in plan.warnings { Console.err("warning: \(rackPath): \(w)") }
+        for u in plan.units { if let synth = u as? SynthUnit { Console.err("info: \(synth.soundFontDescription)") } }
         if plan.usesHostInput && input == nil {
             Console.err("note: the rack has an input unit but no --input was given: it hears silence")
         }
-        let renderer = OfflineRenderer(plan: plan)
+        let renderer = setlist.entries.count > 1 || !rack.snapshots.isEmpty
+            ? OfflineRenderer(setlist: setlist, index: 0, plan: plan, registry: Registry.standard, options: options,
+                              log: { Console.err("info: \($0)") })
+            : OfflineRenderer(plan: plan)
         let frames: Int
         if let duration {
             frames = Int((duration * rate).rounded())
@@ -85,6 +93,7 @@ enum RenderCommand {
         line += "peak \(formatNumber((Double(summary.peakDBFS) * 10).rounded() / 10)) dBFS, "
         line += "CPU \(formatNumber((summary.cpuSeconds * 1000).rounded() / 1000)) s, "
         line += "\(formatNumber(summary.realTimeFactor.rounded()))x real time"
+        if summary.switches > 0 { line += ", \(summary.switches) switches" }
         if plan.latencyFrames > 0 {
             line += ", latency \(formatNumber((Double(plan.latencyFrames) / rate * 10000).rounded() / 10)) ms"
         }

@@ -4,10 +4,10 @@ import StageDrivers
 /// `stagerack validate`: checks rack files and prints every problem with its place.
 enum ValidateCommand {
     static let help = """
-        usage: stagerack validate RACK...
+        usage: stagerack validate RACK|SETLIST...
 
         Checks each rack file (syntax, keys, unit types, parameter values, MIDI mappings,
-        the graph) and prints every problem as FILE:LINE:COL: path: message.
+        the graph; every rack of a setlist) and prints every problem as FILE:LINE:COL: path: message.
         Exit status 0 only if every file is valid.
         """
 
@@ -17,9 +17,24 @@ enum ValidateCommand {
         var bad = 0
         for path in a.positional {
             do {
-                let plan = try RackFiles.load(path, registry: Registry.standard, options: GraphCompiler.Options())
-                for w in plan.warnings { Console.err("\(path): warning: \(w)") }
-                Console.out("\(path): ok (\(plan.units.count) units)")
+                let setlist = try RackFiles.readSetlist(path)
+                var failed = false
+                for entry in setlist.entries {
+                    do {
+                        let plan = try RackFiles.load(entry.rack, registry: Registry.standard, options: GraphCompiler.Options())
+                        for w in plan.warnings { Console.err("\(entry.rack): warning: \(w)") }
+                    } catch {
+                        failed = true
+                        for d in error.diagnostics { Console.err(d.description) }
+                    }
+                }
+                if failed {
+                    bad += 1
+                } else if setlist.entries.count == 1 && setlist.entries[0].rack == path {
+                    Console.out("\(path): ok")
+                } else {
+                    Console.out("\(path): ok (setlist of \(setlist.entries.count) racks)")
+                }
             } catch {
                 bad += 1
                 for d in error.diagnostics { Console.err(d.description) }

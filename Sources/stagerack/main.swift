@@ -14,8 +14,10 @@ let usage = """
     usage: stagerack COMMAND [ARGS]
 
     commands:
+      play RACK [...]                      run a rack live on ALSA (mic in, speakers out)
       render RACK --output OUT.wav [...]   render a rack offline (file in, file out)
       validate RACK...                     check rack files, every problem with line:column
+      devices                              ALSA sound devices and what they accept
       units [TYPE]                         unit types with their parameters
       graph RACK                           the rack as a Graphviz DOT digraph
       midi-monitor [RACK]                  incoming MIDI and what the rack maps it to
@@ -25,9 +27,11 @@ let usage = """
     """
 
 let commands: [String: (help: String, run: ([String]) throws -> Int32)] = [
+    "play": (PlayCommand.help, PlayCommand.run),
     "render": (RenderCommand.help, RenderCommand.run),
     "validate": (ValidateCommand.help, ValidateCommand.run),
     "units": (UnitsCommand.help, UnitsCommand.run),
+    "devices": (DevicesCommand.help, DevicesCommand.run),
     "graph": (GraphCommand.help, GraphCommand.run),
     "midi-monitor": (MIDIMonitorCommand.help, MIDIMonitorCommand.run),
     "learn": (LearnCommand.help, LearnCommand.run),
@@ -61,6 +65,9 @@ func main() -> Int32 {
         return try command.run(rest)
     } catch let e as RackError {
         for d in e.diagnostics { Console.err(d.description) }
+        return 1
+    } catch let e as ALSAError {
+        Console.err("stagerack \(first): \(e)")
         return 1
     } catch let e as UsageError {
         Console.err("stagerack \(first): \(e.message)")

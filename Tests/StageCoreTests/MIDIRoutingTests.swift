@@ -33,7 +33,7 @@ final class MIDIRoutingTests: XCTestCase {
     }
 
     func testProgramChangeSelectsAPresetWithItsBank() throws {
-        let p = try MapperProbe(#"{ "programChannel": 1 }"#)
+        let p = try MapperProbe(#"{ "programs": "presets", "programChannel": 1 }"#)
         XCTAssertEqual(p.send(.programChange(channel: 0, program: 5)), [])
         p.cc(0, 1)
         XCTAssertEqual(p.cc(32, 2), [], "bank select is taken")
@@ -51,6 +51,20 @@ final class MIDIRoutingTests: XCTestCase {
         XCTAssertEqual(p.send(.programChange(channel: 1, program: 5)).map(\.kind), [.midi])
         XCTAssertEqual(p.cc(0, 1, channel: 1).map(\.kind), [.midi])
         XCTAssertEqual(p.actions(), [])
+    }
+
+    func testProgramChangeDefaultsToPresetsOnlyUnderThePresetSwitcher() throws {
+        let plan = try MIDITestRack.plan(midi: "{}")
+        var out: [EngineEvent] = []
+        let lone = MIDIMapper(plan: plan)
+        lone.handle(.programChange(channel: 0, program: 5)) { out.append($0) }
+        XCTAssertEqual(out.map(\.kind), [.midi], "a lone rack: the synth changes instrument")
+        XCTAssertNil(lone.actions.pop())
+        out = []
+        let switched = MIDIMapper(plan: plan, presetsByDefault: true)
+        switched.handle(.programChange(channel: 0, program: 5)) { out.append($0) }
+        XCTAssertEqual(out, [])
+        XCTAssertEqual(switched.actions.pop(), ControlAction(kind: .selectPreset, program: 5))
     }
 
     func testProgramChangeCanGoToTheUnitsOrNowhere() throws {

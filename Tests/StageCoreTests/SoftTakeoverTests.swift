@@ -120,6 +120,20 @@ final class SoftTakeoverTests: XCTestCase {
         XCTAssertEqual(p.values(p.cc(7, 10), "fx.mix").first!, 1000 / 127, accuracy: 1e-4)
     }
 
+    func testKnobsWaitForPickupAfterSwitchingToAnotherRack() throws {
+        let old = try MapperProbe(#"{ "map": [ { "cc": 7, "to": "fx.level" }, { "cc": 8, "to": "fx.mix" } ] }"#)
+        old.cc(7, 127)
+        old.cc(8, 64)
+        // The next rack has the same knobs; its level is −30 dB, its mix 50 % (where knob 8 is).
+        let new = try MapperProbe(#"{ "map": [ { "cc": 7, "to": "fx.level" }, { "cc": 8, "to": "fx.mix" } ] }"#, params: #"{ "level": -30 }"#)
+        new.mapper.takeOver(from: old.mapper)
+        XCTAssertFalse(new.mapper.isSynced(mapping: 0), "knob 7 is at the top, the level is not")
+        XCTAssertTrue(new.mapper.isSynced(mapping: 1), "knob 8 already sits at the value")
+        XCTAssertEqual(new.cc(7, 120), [])
+        XCTAssertEqual(new.values(new.cc(7, 50), "fx.level").count, 1, "120 → 50 crosses −30 dB (57.7)")
+        XCTAssertEqual(new.values(new.cc(8, 10), "fx.mix").count, 1)
+    }
+
     func testStepRuleDirectly() {
         typealias S = SoftTakeover.Step
         XCTAssertEqual(SoftTakeover.step(.jump, from: nil, to: 0.2, parameter: 0.8, tolerance: 0.01), S(position: 0.2, caughtUp: true))

@@ -69,6 +69,25 @@ final class EngineBypassTests: XCTestCase {
         XCTAssertEqual(Measure.peak(last), 0, "the input unit bypassed is silent")
     }
 
+    func testLiveEventsAtNowApplyAtTheNextBlock() throws {
+        // Live MIDI sends events for `EngineEvent.now` (Int64.min): long after time 0 too.
+        let plan = try RackBuilding.plan(rack, maxFrames: 64)
+        let engine = RenderEngine(plan: plan)
+        let vox = try XCTUnwrap(plan.unitIndex("vox"))
+        for _ in 0..<100 {
+            plan.hostInput[0].update(repeating: 0.25, count: 64)
+            engine.render(frameCount: 64)
+        }
+        engine.events.push(.setParameter(ParameterAddress(unit: vox, parameter: ParameterAddress.bypassIndex), 1))
+        var last: [Float] = []
+        for _ in 0..<10 {
+            plan.hostInput[0].update(repeating: 0.25, count: 64)
+            engine.render(frameCount: 64)
+            last = Array(UnsafeBufferPointer(start: plan.hostOutput[0], count: 64))
+        }
+        XCTAssertEqual(Measure.peak(last), 0.25, accuracy: 1e-6, "bypassed: the input passes")
+    }
+
     func testNoAllocationWhileBypassing() throws {
         guard alloc_counter_available() != 0 else { throw XCTSkip("allocation counter needs glibc") }
         #if DEBUG

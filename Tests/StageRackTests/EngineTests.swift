@@ -92,6 +92,17 @@ final class EngineTests: XCTestCase {
         XCTAssertEqual(allocations, 0, "the render loop allocated \(allocations) times in 5000 blocks")
     }
 
+    func testEventsForNowApplyAtTheNextBlockAtAnyTime() throws {
+        let plan = try RackBuilding.plan(rack, maxFrames: 64)
+        let engine = RenderEngine(plan: plan)
+        let address = try XCTUnwrap(plan.address(of: "vox.gain"))
+        for _ in 0..<100 { engine.render(frameCount: 64) }
+        engine.events.push(.setParameter(address, -20))  // EngineEvent.now
+        engine.inject(.setParameter(address, -30))
+        engine.render(frameCount: 64)
+        XCTAssertEqual(plan.parameters[address.unit].targetValue(address.parameter), -30)
+    }
+
     func testQueuedEventsBeyondTheBlockWaitForTheirTime() throws {
         let plan = try RackBuilding.plan(rack, maxFrames: 64)
         let engine = RenderEngine(plan: plan)

@@ -1,5 +1,6 @@
 import Foundation
 import StageCore
+import StageSynth
 import StageUnits
 
 /// Paths of the shared test fixtures (Tests/Fixtures) and the repository's racks/.
@@ -12,7 +13,7 @@ enum Fixtures {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
         return names.filter { $0.hasSuffix(".\(ext)") }.sorted().map { dir.appendingPathComponent($0).path }
     }
-    static var registry: UnitRegistry { UnitRegistry(StandardUnits.types + [MonoPassType()]) }
+    static var registry: UnitRegistry { UnitRegistry(StandardUnits.types + SynthUnits.types + [MonoPassType()]) }
     static func temporaryPath(_ name: String) -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("stagerack-tests-\(getpid())")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

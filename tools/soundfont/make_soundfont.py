@@ -6,19 +6,21 @@
 Python 3 standard library only. The output is deterministic: running the
 script twice produces identical bytes.
 
-Presets (bank 0):
-  0 "StageRack Soft Piano"  decaying additive piano-like tone
-  1 "StageRack Pad"         detuned saw/triangle blend, slow attack
-  2 "StageRack Saw Lead"    band-limited additive sawtooth
+Presets:
+  bank 0   program 0  "StageRack Soft Piano"  decaying additive piano-like tone
+  bank 0   program 1  "StageRack Pad"         detuned saw/triangle blend, stereo
+  bank 0   program 2  "StageRack Saw Lead"    band-limited additive sawtooth
+  bank 128 program 0  "StageRack Drums"       small synthesized GM-mapped kit
+                                              (so MIDI channel 10 has a preset)
 
-Every instrument uses one looped root sample per octave (roots on the A keys
-21, 33, ... 105, each covering root-6 .. root+5). Pitch is exact by
+The melodic instruments use one looped root sample per octave (roots on the
+A keys 21, 33, ... 105, each covering root-6 .. root+5). Pitch is exact by
 construction: a loop of L sample points holds exactly c periods, and the
-sample rate stored in the header is chosen as round(f_root * L / c), so the
-rate implied by the loop differs from the equal-tempered root frequency by
-far less than a cent (the residual, if any, goes into chPitchCorrection).
-All partials are computed from one sine table of length L, so the loop data
-are exactly periodic and the loop start is placed on a rising zero crossing.
+sample rate written to the header is round(f_root * L / c), so the rate
+implied by the loop is within a few hundredths of a cent of the
+equal-tempered root frequency (any whole-cent residual would go into
+chPitchCorrection). All partials come from one sine table of length L, so the
+loop data are exactly periodic; loops start on a zero crossing.
 
 Usage: python3 tools/soundfont/make_soundfont.py [-o OUTPUT.sf2] [-v]
 """
@@ -34,13 +36,13 @@ OUTPUT_DEFAULT = os.path.normpath(os.path.join(
     "stagerack-basic.sf2"))
 
 ROOTS = [21, 33, 45, 57, 69, 81, 93, 105]   # A0 .. A7
-OUTPUT_NYQUIST_GUARD = 18000.0               # keep partials below this after transposition
-SAMPLE_NYQUIST_FRACTION = 0.45               # and below 0.45 * sample rate
-PEAK = 0.89                                  # sample normalisation (about -1 dBFS)
+OUTPUT_NYQUIST_GUARD = 18000.0               # partials stay below this after transposition
+SAMPLE_NYQUIST_FRACTION = 0.45               # and below 0.45 * the sample's rate
+PEAK = 0.97                                  # sample normalisation (-0.26 dBFS)
+POST = 16                                    # valid points after a loop end (spec: >= 8)
 
 # SoundFont generator operators (SF2.01 section 8.1.2)
 G_PAN = 17
-G_DELAY_VOL_ENV = 33
 G_ATTACK_VOL_ENV = 34
 G_HOLD_VOL_ENV = 35
 G_DECAY_VOL_ENV = 36
@@ -52,6 +54,15 @@ G_KEY_RANGE = 43
 G_INITIAL_ATTENUATION = 48
 G_SAMPLE_ID = 53
 G_SAMPLE_MODES = 54
+G_EXCLUSIVE_CLASS = 57
+G_OVERRIDING_ROOT_KEY = 58
+
+# Modulator: MIDI velocity, negative, unipolar, concave -> initialAttenuation.
+# Same source/destination/transform as the SF2.01 default modulator 8.4.1, so
+# placing it in an instrument replaces the default (amount 960 cB) with a
+# gentler velocity curve.
+MOD_SRC_VELOCITY_CONCAVE_NEG = 0x0502
+VELOCITY_CURVE_CB = 600
 
 
 def midi_hz(key):
@@ -75,7 +86,7 @@ def note_name(key):
 
 
 class Lcg:
-    """Tiny deterministic pseudo-random generator (no dependency on `random`)."""
+    """Tiny deterministic noise source (independent of the `random` module)."""
 
     def __init__(self, seed):
         self.state = seed & 0xFFFFFFFF
@@ -86,62 +97,23 @@ class Lcg:
 
 
 # --------------------------------------------------------------------------
-# Loop planning: integer number of periods in the loop, matching sample rate
+# Samples
 # --------------------------------------------------------------------------
 
-class LoopPlan:
-    def __init__(self, root, sr_target, cycles):
-        f = midi_hz(root)
+class Sample:
+    def __init__(self, name, data, rate, root, loop_start, loop_end,
+                 correction=0, residual=0.0, cycles=0):
+        assert len(name) <= 20
+        assert 8 <= loop_start and loop_start + 32 <= loop_end <= len(data) - 8
+        self.name = name
+        self.data = data            # floats, -1..1
+        self.rate = rate
         self.root = root
-        self.freq = f
-        self.cycles = cycles
-        self.length = int(round(cycles * sr_target / f))
-        self.rate = int(round(f * self.length / cycles))
-        actual = cycles * self.rate / self.length
-        error = 1200.0 * math.log2(actual / f)      # positive: sample is sharp
-        self.correction = int(round(-error))         # chPitchCorrection
-        self.residual = error + self.correction      # what is left, in cents
-        # sine table over the loop: index j <-> phase j / length cycles
-        n = self.length
-        self.sin = [math.sin(2.0 * math.pi * j / n) for j in range(n)]
-
-    def max_harmonic(self, key_hi, cycles=None):
-        """Highest harmonic that stays band-limited at the sample's rate and,
-        after transposing up to key_hi, below the output guard frequency."""
-        c = cycles if cycles is not None else self.cycles
-        f_sample = c * self.rate / self.length
-        by_rate = SAMPLE_NYQUIST_FRACTION * self.rate / f_sample
-        transpose = 2.0 ** (max(0, key_hi - self.root) / 12.0)
-        by_output = OUTPUT_NYQUIST_GUARD / (f_sample * transpose)
-        return max(1, int(min(by_rate, by_output)))
-
-
-def add_partial(acc, plan, harmonic, cycles, amplitude, offset=0):
-    """acc[n] += amplitude * sin(2*pi*harmonic*cycles*n/L + phase), exact."""
-    n_len = plan.length
-    tab = plan.sin
-    step = (harmonic * cycles) % n_len
-    idx = (harmonic * offset) % n_len
-    for n in range(len(acc)):
-        acc[n] += amplitude * tab[idx]
-        idx += step
-        if idx >= n_len:
-            idx -= n_len
-
-
-def rising_zero_crossing(loop):
-    """Index j of the loop (cyclic) where loop[j-1] < 0 <= loop[j] and |loop[j]|
-    is smallest."""
-    best = 0
-    best_val = None
-    n = len(loop)
-    for j in range(n):
-        if loop[j - 1] < 0.0 <= loop[j]:
-            v = min(abs(loop[j]), abs(loop[j - 1]))
-            if best_val is None or v < best_val:
-                best_val = v
-                best = j if abs(loop[j]) <= abs(loop[j - 1]) else (j - 1) % n
-    return best
+        self.loop_start = loop_start
+        self.loop_end = loop_end
+        self.correction = correction
+        self.residual = residual
+        self.cycles = cycles        # periods in the loop (0: not a looped tone)
 
 
 def normalise(data, peak=PEAK):
@@ -150,36 +122,78 @@ def normalise(data, peak=PEAK):
     return [x * g for x in data]
 
 
-class Sample:
-    def __init__(self, name, data, loop_start, loop_end, plan):
-        self.name = name
-        self.data = data            # floats in -1..1
-        self.loop_start = loop_start
-        self.loop_end = loop_end
-        self.rate = plan.rate
-        self.root = plan.root
-        self.correction = plan.correction
-        self.residual = plan.residual
-        self.loop_cycles = plan.cycles
+class LoopPlan:
+    """A loop of `length` points holding exactly `cycles` periods of the root
+    frequency, and the integer sample rate that makes this exact."""
+
+    def __init__(self, root, sr_target, cycles):
+        f = midi_hz(root)
+        self.root = root
+        self.freq = f
+        self.cycles = cycles
+        self.length = int(round(cycles * sr_target / f))
+        self.rate = int(round(f * self.length / cycles))
+        actual = cycles * self.rate / self.length
+        error = 1200.0 * math.log2(actual / f)       # > 0: the loop is sharp
+        self.correction = int(round(-error))          # chPitchCorrection
+        self.residual = error + self.correction       # left over, in cents
+        n = self.length
+        self.sin = [math.sin(2.0 * math.pi * j / n) for j in range(n)]
+
+    def max_harmonic(self, key_hi, cycles=None):
+        """Highest harmonic below 0.45 * rate and, transposed up to key_hi,
+        below the output guard frequency."""
+        c = self.cycles if cycles is None else cycles
+        f_sample = c * self.rate / self.length
+        by_rate = SAMPLE_NYQUIST_FRACTION * self.rate / f_sample
+        transpose = 2.0 ** (max(0, key_hi - self.root) / 12.0)
+        by_output = OUTPUT_NYQUIST_GUARD / (f_sample * transpose)
+        return max(1, int(min(by_rate, by_output)))
+
+    def sample(self, name, data, loop_start):
+        return Sample(name, data, self.rate, self.root, loop_start,
+                      loop_start + self.length, self.correction, self.residual,
+                      self.cycles)
 
 
-POST = 16   # valid points after the loop end (spec asks for at least 8)
+def add_partial(acc, plan, harmonic, cycles, amplitude, offset=0):
+    """acc[n] += amplitude * sin(2 pi (harmonic * cycles * n + harmonic * offset) / L),
+    taken from the loop's sine table, so it is exactly L-periodic."""
+    n_len = plan.length
+    tab = plan.sin
+    step = (harmonic * cycles) % n_len
+    idx = (harmonic * offset) % n_len
+    acc[:] = [x + amplitude * tab[(idx + step * n) % n_len]
+              for n, x in enumerate(acc)]
 
 
-def periodic_sample(name, plan, loop, pre):
-    """A stationary sample: `pre` points, then the loop, then POST points, all
-    taken from the L-periodic waveform `loop`; the loop starts at a rising
-    zero crossing."""
-    n = plan.length
-    j0 = rising_zero_crossing(loop)
-    total = pre + n + POST
-    data = [loop[(j0 - pre + i) % n] for i in range(total)]
-    data = normalise(data)
-    return Sample(name, data, pre, pre + n, plan)
+def zero_crossing(*loops):
+    """Index j where every one of the cyclic waveforms (same length) crosses
+    zero between j-1 and j in the same direction, with the largest |w[j]| as
+    small as possible. With several waveforms (a stereo pair) the loop start
+    is common to all, so left and right stay phase-aligned."""
+    best, best_val = None, None
+    for j in range(len(loops[0])):
+        up = all(w[j - 1] < 0.0 <= w[j] for w in loops)
+        down = all(w[j - 1] > 0.0 >= w[j] for w in loops)
+        if up or down:
+            v = max(abs(w[j]) for w in loops)
+            if best_val is None or v < best_val:
+                best, best_val = j, v
+    if best is None:        # no common crossing: use the first wave's
+        return zero_crossing(loops[0])
+    return best
+
+
+def periodic_data(loop, start, pre):
+    """`pre` points, the loop, and POST points of the L-periodic waveform,
+    with the loop beginning at index `start` of `loop`."""
+    n = len(loop)
+    return [loop[(start - pre + i) % n] for i in range(pre + n + POST)]
 
 
 # --------------------------------------------------------------------------
-# Instruments
+# Melodic instruments
 # --------------------------------------------------------------------------
 
 def make_saw(root):
@@ -190,42 +204,57 @@ def make_saw(root):
     loop = [0.0] * plan.length
     for h in range(1, plan.max_harmonic(hi) + 1):
         add_partial(loop, plan, h, cycles, 1.0 / h)
-    # pre-loop: one whole loop, so the sample also starts on the crossing
-    return periodic_sample("SawLead %s" % note_name(root), plan, loop,
-                           pre=max(plan.length, 32))
+    # sine phases 0: loop[0] == 0 exactly, the rising crossing through the
+    # middle of the saw's jump. One whole loop before the loop start.
+    pre = plan.length
+    data = normalise(periodic_data(loop, 0, pre))
+    return [plan.sample("Saw %s" % note_name(root), data, pre)]
 
 
-PAD_SIDE_LEVEL = 0.35      # level of each detuned oscillator vs. the centre one
+PAD_SIDE_LEVEL = 0.35      # each detuned oscillator vs. the centre one
 
 
 def make_pad(root):
+    """Stereo pair: identical centre oscillator, the +-detuned pair at
+    different phases in the left and right samples."""
     lo, hi = key_range(root)
     f = midi_hz(root)
-    sr = 22050 if root <= 45 else 32000
-    # c cycles of the centre oscillator and c-1 / c+1 of the detuned pair in
-    # one loop: detune = +-f/c Hz, about 6 cents from A3 up; the loop is
-    # capped at 2.5 s, so the low octaves beat at ~0.4 Hz instead.
-    cycles = max(12, min(300, int(2.5 * f)))
+    sr = 16000 if root <= 45 else 32000
+    # c periods of the centre oscillator, c-1 and c+1 of the detuned pair in
+    # one loop: detune +-f/c Hz, about 6 cents from A3 up; the loop is capped
+    # at 2 s, so the low octaves beat at 0.5 Hz instead.
+    cycles = max(12, min(300, int(2.0 * f)))
     plan = LoopPlan(root, sr, cycles)
-    loop = [0.0] * plan.length
+    n = plan.length
     fc = 2600.0
-    oscillators = [(cycles, 1.0, 0),
-                   (cycles - 1, PAD_SIDE_LEVEL, plan.length // 3),
-                   (cycles + 1, PAD_SIDE_LEVEL, (2 * plan.length) // 3)]
-    for c, level, offset in oscillators:
-        for h in range(1, plan.max_harmonic(hi, cycles=c) + 1):
-            saw = 0.55 / h
-            tri = 0.0
-            if h % 2 == 1:
-                tri = 0.45 * (8.0 / (math.pi ** 2)) / (h * h)
-                if (h // 2) % 2 == 1:
-                    tri = -tri
-            rolloff = 1.0 / math.sqrt(1.0 + (h * f / fc) ** 4)
-            a = level * (saw + tri) * rolloff
-            if abs(a) < 1e-5:
-                continue
-            add_partial(loop, plan, h, c, a, offset)
-    return periodic_sample("Pad %s" % note_name(root), plan, loop, pre=32)
+    loops = []
+    for phases in ((n // 3, (2 * n) // 3), ((3 * n) // 4, n // 5)):
+        loop = [0.0] * n
+        oscillators = [(cycles, 1.0, 0),
+                       (cycles - 1, PAD_SIDE_LEVEL, phases[0]),
+                       (cycles + 1, PAD_SIDE_LEVEL, phases[1])]
+        for c, level, offset in oscillators:
+            for h in range(1, plan.max_harmonic(hi, cycles=c) + 1):
+                saw = 0.55 / h
+                tri = 0.0
+                if h % 2 == 1:
+                    tri = 0.45 * (8.0 / math.pi ** 2) / (h * h)
+                    if (h // 2) % 2 == 1:
+                        tri = -tri
+                rolloff = 1.0 / math.sqrt(1.0 + (h * f / fc) ** 4)
+                a = level * (saw + tri) * rolloff
+                if abs(a) >= 1e-5:
+                    add_partial(loop, plan, h, c, a, offset)
+        loops.append(loop)
+    pre = 32
+    start = zero_crossing(*loops)
+    # one gain for both sides, so the centre oscillator is identical in both
+    gain = PEAK / max(abs(v) for w in loops for v in w)
+    out = []
+    for side, loop in zip("LR", loops):
+        data = [v * gain for v in periodic_data(loop, start, pre)]
+        out.append(plan.sample("Pad %s %s" % (note_name(root), side), data, pre))
+    return out
 
 
 PIANO_PARTIALS = [1.0, 0.62, 0.42, 0.30, 0.22, 0.16, 0.05, 0.10,
@@ -240,23 +269,27 @@ def make_piano(root):
     plan = LoopPlan(root, sr, cycles)
     n_loop = plan.length
     octave = ROOTS.index(root)
-    t_decay = 0.75 - 0.06 * octave                  # seconds of timbre decay
+    t_decay = 0.7 - 0.06 * octave                  # seconds of timbre change
     loop_start = int(math.ceil(t_decay * plan.rate / n_loop)) * n_loop
     total = loop_start + n_loop + POST
     t_end = loop_start / plan.rate
+    t_rise = 0.003                                  # hammer contact
     data = [0.0] * total
     h_max = min(len(PIANO_PARTIALS), plan.max_harmonic(hi))
+    tab = plan.sin
     for h in range(1, h_max + 1):
         a0 = PIANO_PARTIALS[h - 1]
-        final = 0.55 / h ** 1.2                   # brightness left in the loop
-        power = 2.0 + 0.5 * h                     # upper partials fade faster
+        final = 0.55 / h ** 1.2                     # brightness left in the loop
+        power = 2.0 + 0.5 * h                       # upper partials fade faster
         step = (h * cycles) % n_loop
         idx = 0
-        tab = plan.sin
         for n in range(total):
             t = n / plan.rate
             w = (1.0 - t / t_end) ** power if t < t_end else 0.0
-            data[n] += a0 * (final + (1.0 - final) * w) * tab[idx]
+            env = final + (1.0 - final) * w
+            if t < t_rise:
+                env *= math.sin(0.5 * math.pi * t / t_rise)
+            data[n] += a0 * env * tab[idx]
             idx += step
             if idx >= n_loop:
                 idx -= n_loop
@@ -264,57 +297,246 @@ def make_piano(root):
     rng = Lcg(0x5A17 + root)
     y = 0.0
     coeff = math.exp(-2.0 * math.pi * min(6.0 * f, 5000.0) / plan.rate)
-    n_noise = int(0.012 * plan.rate)
-    for n in range(n_noise):
+    for n in range(int(0.015 * plan.rate)):
         t = n / plan.rate
         y = coeff * y + (1.0 - coeff) * rng.next()
-        env = (1.0 - math.exp(-t / 0.0004)) * math.exp(-t / 0.0025)
-        data[n] += 1.2 * env * y
+        env = (1.0 - math.exp(-t / 0.0006)) * math.exp(-t / 0.003)
+        data[n] += 0.8 * env * y
+    # data[loop_start] is a0 * sin(0) sums = 0 exactly: a rising zero
+    # crossing; from there on the waveform is exactly n_loop-periodic.
     data = normalise(data)
-    # data[loop_start] is exactly sin(0) = 0 before normalisation: a rising
-    # zero crossing, and the loop holds exactly `cycles` periods.
-    return Sample("Piano %s" % note_name(root), data, loop_start,
-                  loop_start + n_loop, plan)
+    return [plan.sample("Piano %s" % note_name(root), data, loop_start)]
 
+
+# --------------------------------------------------------------------------
+# Drum kit (bank 128): one-shot samples at 32 kHz
+# --------------------------------------------------------------------------
+
+DRUM_RATE = 32000
+
+
+def one_shot(name, data, root=60):
+    """Unlooped sample; the loop points (unused, sampleModes 0) are put in
+    the silent tail so that they are valid."""
+    fade = int(0.01 * DRUM_RATE)
+    for i in range(fade):
+        data[-1 - i] *= i / fade
+    data = normalise(data + [0.0] * 48, peak=PEAK)
+    n = len(data)
+    return Sample(name, data, DRUM_RATE, root, n - 44, n - 8)
+
+
+def highpass(x, fc, rate=DRUM_RATE):
+    a = 1.0 / (1.0 + 2.0 * math.pi * fc / rate)
+    out, y, prev = [], 0.0, 0.0
+    for v in x:
+        y = a * (y + v - prev)
+        prev = v
+        out.append(y)
+    return out
+
+
+def lowpass(x, fc, rate=DRUM_RATE):
+    c = math.exp(-2.0 * math.pi * fc / rate)
+    out, y = [], 0.0
+    for v in x:
+        y = c * y + (1.0 - c) * v
+        out.append(y)
+    return out
+
+
+def noise(n, seed):
+    rng = Lcg(seed)
+    return [rng.next() for _ in range(n)]
+
+
+def drum_kick():
+    n = int(0.5 * DRUM_RATE)
+    out, ph = [], 0.0
+    click = lowpass(noise(n, 11), 3000.0)
+    for i in range(n):
+        t = i / DRUM_RATE
+        freq = 48.0 + 110.0 * math.exp(-t / 0.03)
+        ph += 2.0 * math.pi * freq / DRUM_RATE
+        body = math.sin(ph) * math.exp(-t / 0.22) * min(1.0, t / 0.001)
+        out.append(body + 0.3 * click[i] * math.exp(-t / 0.003))
+    return one_shot("Kick", out)
+
+
+def drum_snare():
+    n = int(0.35 * DRUM_RATE)
+    hiss = highpass(lowpass(noise(n, 22), 9000.0), 900.0)
+    out = []
+    for i in range(n):
+        t = i / DRUM_RATE
+        tone = (0.6 * math.sin(2 * math.pi * 185.0 * t)
+                + 0.3 * math.sin(2 * math.pi * 330.0 * t)) * math.exp(-t / 0.05)
+        out.append((tone + 1.4 * hiss[i] * math.exp(-t / 0.08)) * min(1.0, t / 0.0005))
+    return one_shot("Snare", out)
+
+
+def drum_clap():
+    n = int(0.4 * DRUM_RATE)
+    hiss = highpass(lowpass(noise(n, 33), 2500.0), 700.0)
+    out = []
+    for i in range(n):
+        t = i / DRUM_RATE
+        env = 0.0
+        for k in range(3):
+            tk = t - 0.011 * k
+            if tk >= 0:
+                env += math.exp(-tk / 0.004)
+        if t >= 0.022:
+            env += 0.7 * math.exp(-(t - 0.022) / 0.07)
+        out.append(hiss[i] * env)
+    return one_shot("Clap", out)
+
+
+def drum_hat(name, seconds, decay, seed):
+    n = int(seconds * DRUM_RATE)
+    hiss = highpass(highpass(noise(n, seed), 6000.0), 6000.0)
+    out = [hiss[i] * math.exp(-(i / DRUM_RATE) / decay) for i in range(n)]
+    return one_shot(name, out)
+
+
+def drum_crash():
+    n = int(1.4 * DRUM_RATE)
+    hiss = highpass(noise(n, 55), 3500.0)
+    out = []
+    for i in range(n):
+        t = i / DRUM_RATE
+        out.append(hiss[i] * (0.35 * math.exp(-t / 0.02) + math.exp(-t / 0.45)))
+    return one_shot("Crash", out)
+
+
+TOM_ROOT = 45
+
+
+def drum_tom():
+    n = int(0.55 * DRUM_RATE)
+    f0 = midi_hz(TOM_ROOT)
+    thump = lowpass(noise(n, 66), 1200.0)
+    out, ph = [], 0.0
+    for i in range(n):
+        t = i / DRUM_RATE
+        ph += 2.0 * math.pi * f0 * (1.0 + 0.25 * math.exp(-t / 0.04)) / DRUM_RATE
+        out.append(math.sin(ph) * math.exp(-t / 0.18) * min(1.0, t / 0.001)
+                   + 0.4 * thump[i] * math.exp(-t / 0.01))
+    return one_shot("Tom", out, root=TOM_ROOT)
+
+
+def make_drums():
+    """Zones: (lo, hi, [extra gens], sample). GM percussion keys."""
+    kick, snare, clap = drum_kick(), drum_snare(), drum_clap()
+    hat_closed = drum_hat("Hat Closed", 0.16, 0.03, 44)
+    hat_pedal = drum_hat("Hat Pedal", 0.12, 0.02, 45)
+    hat_open = drum_hat("Hat Open", 0.8, 0.25, 46)
+    crash, tom = drum_crash(), drum_tom()
+    zones = []
+
+    def pair(key, sample, extra=(), centre=0, fixed=True):
+        # like the melodic instruments: two voices panned centre -+ 250;
+        # fixed: play the sample untransposed on this key
+        gens = ([(G_OVERRIDING_ROOT_KEY, key)] if fixed else []) + list(extra)
+        for pan in (centre - 250, centre + 250):
+            zones.append((key, key, [(G_PAN, pan)] + gens, sample))
+
+    pair(35, kick)
+    pair(36, kick)
+    pair(38, snare)
+    pair(39, clap, centre=-100)
+    pair(40, snare)
+    for key, centre in ((41, -200), (43, -150), (45, -50), (47, 50),
+                        (48, 150), (50, 200)):       # toms, pitched around the root
+        pair(key, tom, centre=centre, fixed=False)
+    pair(42, hat_closed, [(G_EXCLUSIVE_CLASS, 1)], centre=150)
+    pair(44, hat_pedal, [(G_EXCLUSIVE_CLASS, 1)], centre=150)
+    pair(46, hat_open, [(G_EXCLUSIVE_CLASS, 1)], centre=150)
+    pair(49, crash, centre=-150)
+    pair(57, crash, centre=150)
+    samples = [kick, snare, clap, hat_closed, hat_pedal, hat_open, crash, tom]
+    return samples, sorted(zones, key=lambda z: z[0])
+
+
+# --------------------------------------------------------------------------
+# Instrument table
+# --------------------------------------------------------------------------
+
+def melodic(make, pan):
+    """Zones for an instrument with one (mono) or two (stereo) samples per
+    root. Every key range plays as a pair of voices panned -pan/+pan: the
+    stereo samples left/right, a mono sample twice. Under a constant-power
+    pan law the pair is also ~5 dB louder than one centred voice."""
+    samples, zones = [], []
+    for root in ROOTS:
+        lo, hi = key_range(root)
+        made = make(root)
+        samples.extend(made)
+        left, right = made[0], made[-1]
+        zones.append((lo, hi, [(G_PAN, -pan), (G_SAMPLE_MODES, 1)], left))
+        zones.append((lo, hi, [(G_PAN, pan), (G_SAMPLE_MODES, 1)], right))
+    return samples, zones
+
+
+def velocity_curve(amount_cb):
+    return [(MOD_SRC_VELOCITY_CONCAVE_NEG, G_INITIAL_ATTENUATION, amount_cb, 0, 0)]
+
+
+VELOCITY_MOD = velocity_curve(VELOCITY_CURVE_CB)
 
 INSTRUMENTS = [
     {
         "name": "StageRack Soft Piano",
-        "make": make_piano,
+        "zones": lambda: melodic(make_piano, 250),
         "global": [
-            (G_ATTACK_VOL_ENV, timecents(0.002)),
+            (G_ATTACK_VOL_ENV, timecents(0.001)),
             (G_HOLD_VOL_ENV, timecents(0.01)),
-            (G_DECAY_VOL_ENV, timecents(10.0)),
-            (G_SUSTAIN_VOL_ENV, 300),              # -30 dB
+            (G_DECAY_VOL_ENV, timecents(10.0)),     # 10 s for the full 100 dB
+            (G_SUSTAIN_VOL_ENV, 300),               # low sustain: -30 dB
             (G_RELEASE_VOL_ENV, timecents(0.6)),
-            (G_KEYNUM_TO_VOL_ENV_DECAY, 40),
+            (G_KEYNUM_TO_VOL_ENV_DECAY, 40),        # higher keys decay faster
         ],
+        "mods": VELOCITY_MOD,
     },
     {
         "name": "StageRack Pad",
-        "make": make_pad,
+        "zones": lambda: melodic(make_pad, 350),
         "global": [
             (G_ATTACK_VOL_ENV, timecents(0.6)),
             (G_SUSTAIN_VOL_ENV, 0),
             (G_RELEASE_VOL_ENV, timecents(2.5)),
         ],
+        "mods": velocity_curve(300),                # pads: softer velocity response
     },
     {
         "name": "StageRack Saw Lead",
-        "make": make_saw,
+        "zones": lambda: melodic(make_saw, 250),
         "global": [
             (G_ATTACK_VOL_ENV, timecents(0.004)),
             (G_SUSTAIN_VOL_ENV, 0),
             (G_RELEASE_VOL_ENV, timecents(0.12)),
-            (G_INITIAL_ATTENUATION, 0),
+            (G_INITIAL_ATTENUATION, 20),            # saws are dense: -2 dB
         ],
+        "mods": VELOCITY_MOD,
+    },
+    {
+        "name": "StageRack Drums",
+        "zones": make_drums,
+        "global": [
+            (G_ATTACK_VOL_ENV, timecents(0.001)),
+            (G_SUSTAIN_VOL_ENV, 0),
+            (G_RELEASE_VOL_ENV, timecents(1.5)),    # one-shots: let them ring
+            (G_SAMPLE_MODES, 0),
+        ],
+        "mods": VELOCITY_MOD,
     },
 ]
 
-PRESETS = [  # (program, name, instrument index)
-    (0, "StageRack Soft Piano", 0),
-    (1, "StageRack Pad", 1),
-    (2, "StageRack Saw Lead", 2),
+PRESETS = [  # (bank, program, name, instrument index)
+    (0, 0, "StageRack Soft Piano", 0),
+    (0, 1, "StageRack Pad", 1),
+    (0, 2, "StageRack Saw Lead", 2),
+    (128, 0, "StageRack Drums", 3),
 ]
 
 
@@ -330,12 +552,11 @@ def chunk(ckid, data):
 
 
 def list_chunk(list_type, subchunks):
-    body = list_type + b"".join(subchunks)
-    return chunk(b"LIST", body)
+    return chunk(b"LIST", list_type + b"".join(subchunks))
 
 
 def zstr(text):
-    """Zero-terminated string padded to an even length (INFO sub-chunks)."""
+    """Zero-terminated ASCII, padded to an even length (INFO sub-chunks)."""
     raw = text.encode("ascii") + b"\0"
     if len(raw) % 2:
         raw += b"\0"
@@ -351,88 +572,83 @@ def name20(text):
 
 def gen(oper, amount):
     if oper == G_KEY_RANGE:
-        lo, hi = amount
-        return struct.pack("<HBB", oper, lo, hi)
-    if amount < 0:
-        return struct.pack("<Hh", oper, amount)
-    return struct.pack("<HH", oper, amount)
+        return struct.pack("<HBB", oper, amount[0], amount[1])
+    return struct.pack("<Hh" if amount < 0 else "<HH", oper, amount)
+
+
+def mod(src, dest, amount, amt_src, trans):
+    return struct.pack("<HHhHH", src, dest, amount, amt_src, trans)
 
 
 def to_int16(x):
-    v = int(round(x * 32767.0))
-    return max(-32768, min(32767, v))
+    return max(-32768, min(32767, int(round(x * 32767.0))))
 
 
 def build(verbose=False):
-    samples = []          # Sample objects in smpl order
-    inst_zones = []       # per instrument: list of (global gens, [(root, sample index)])
-    for inst in INSTRUMENTS:
-        zones = []
-        for root in ROOTS:
-            s = inst["make"](root)
-            zones.append((root, len(samples)))
+    samples = []
+    sample_index = {}
+    instruments = []
+    for spec in INSTRUMENTS:
+        inst_samples, zones = spec["zones"]()
+        for s in inst_samples:
+            sample_index[id(s)] = len(samples)
             samples.append(s)
-        inst_zones.append(zones)
+        instruments.append(zones)
 
-    # sdta / smpl: every sample followed by 46 zero points
+    # sdta/smpl: 16-bit points, every sample followed by 46 zero points
     smpl = bytearray()
     shdr = bytearray()
     pos = 0
     for s in samples:
         pcm = [to_int16(x) for x in s.data]
-        start = pos
-        end = start + len(pcm)
+        start, end = pos, pos + len(pcm)
         smpl += struct.pack("<%dh" % len(pcm), *pcm)
         smpl += b"\0\0" * 46
         pos = end + 46
         shdr += struct.pack("<20sIIIIIBbHH", name20(s.name), start, end,
                             start + s.loop_start, start + s.loop_end, s.rate,
-                            s.root, s.correction, 0, 1)
+                            s.root, s.correction, 0, 1)     # 1 = monoSample
         if verbose:
-            print("%-16s rate %5d  len %6d  loop %6d..%6d (%3d periods)  "
-                  "root %3d  corr %+d  residual %+.4f cents" % (
+            print("%-14s %5d Hz %6d pts  loop %6d..%6d  %3d periods  root %3d  "
+                  "corr %+d  residual %+.4f cents" % (
                       s.name, s.rate, len(pcm), s.loop_start, s.loop_end,
-                      s.loop_cycles, s.root, s.correction, s.residual))
+                      s.cycles, s.root, s.correction, s.residual))
     shdr += struct.pack("<20sIIIIIBbHH", name20("EOS"), 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
-    # instruments
-    inst = bytearray()
-    ibag = bytearray()
-    igen = bytearray()
-    n_ibag = 0
-    n_igen = 0
-    for i, spec in enumerate(INSTRUMENTS):
+    # instruments: a global zone, then one zone per (key range, sample)
+    inst, ibag, imod, igen = bytearray(), bytearray(), bytearray(), bytearray()
+    n_ibag = n_imod = n_igen = 0
+    for spec, zones in zip(INSTRUMENTS, instruments):
         inst += struct.pack("<20sH", name20(spec["name"]), n_ibag)
-        # global zone (no sampleID)
-        ibag += struct.pack("<HH", n_igen, 0)
+        ibag += struct.pack("<HH", n_igen, n_imod)
         n_ibag += 1
+        for m in spec.get("mods", []):
+            imod += mod(*m)
+            n_imod += 1
         for oper, amount in spec["global"]:
             igen += gen(oper, amount)
             n_igen += 1
-        for root, sidx in inst_zones[i]:
-            ibag += struct.pack("<HH", n_igen, 0)
+        for lo, hi, extra, sample in zones:
+            ibag += struct.pack("<HH", n_igen, n_imod)
             n_ibag += 1
-            for g in (gen(G_KEY_RANGE, key_range(root)),     # keyRange first
-                      gen(G_SAMPLE_MODES, 1),                 # loop continuously
-                      gen(G_SAMPLE_ID, sidx)):                # sampleID last
-                igen += g
-                n_igen += 1
+            gens = ([gen(G_KEY_RANGE, (lo, hi))]                 # keyRange first
+                    + [gen(o, a) for o, a in extra]
+                    + [gen(G_SAMPLE_ID, sample_index[id(sample)])])  # sampleID last
+            igen += b"".join(gens)
+            n_igen += len(gens)
     inst += struct.pack("<20sH", name20("EOI"), n_ibag)
-    ibag += struct.pack("<HH", n_igen, 0)
-    imod = b"\0" * 10
+    ibag += struct.pack("<HH", n_igen, n_imod)
+    imod += b"\0" * 10
     igen += b"\0" * 4
 
-    # presets
-    phdr = bytearray()
-    pbag = bytearray()
-    pgen = bytearray()
-    n_pbag = 0
-    n_pgen = 0
-    for program, name, inst_index in PRESETS:
-        phdr += struct.pack("<20sHHHIII", name20(name), program, 0, n_pbag, 0, 0, 0)
+    # presets: one zone each, holding only the instrument generator
+    phdr, pbag, pgen = bytearray(), bytearray(), bytearray()
+    n_pbag = n_pgen = 0
+    for bank, program, name, inst_index in sorted(PRESETS):
+        phdr += struct.pack("<20sHHHIII", name20(name), program, bank, n_pbag, 0, 0, 0)
         pbag += struct.pack("<HH", n_pgen, 0)
         n_pbag += 1
-        pgen += gen(G_INSTRUMENT, inst_index)   # instrument last (only) gen
+        pgen += gen(G_INSTRUMENT, inst_index)
         n_pgen += 1
     phdr += struct.pack("<20sHHHIII", name20("EOP"), 0, 0, n_pbag, 0, 0, 0)
     pbag += struct.pack("<HH", n_pgen, 0)
@@ -446,9 +662,9 @@ def build(verbose=False):
         chunk(b"IENG", zstr("StageRack contributors")),
         chunk(b"ICOP", zstr("Copyright (c) StageRack contributors. "
                             "MIT License (same as StageRack).")),
-        chunk(b"ICMT", zstr("Synthesized by tools/soundfont/make_soundfont.py "
-                            "(no recorded samples). Bank 0: 0 Soft Piano, "
-                            "1 Pad, 2 Saw Lead.")),
+        chunk(b"ICMT", zstr("Synthesized by tools/soundfont/make_soundfont.py, "
+                            "no recorded material. Bank 0: 0 Soft Piano, 1 Pad, "
+                            "2 Saw Lead. Bank 128: 0 Drums.")),
         chunk(b"ISFT", zstr("make_soundfont.py:make_soundfont.py")),
     ])
     sdta = list_chunk(b"sdta", [chunk(b"smpl", bytes(smpl))])
@@ -459,7 +675,7 @@ def build(verbose=False):
         chunk(b"pgen", bytes(pgen)),
         chunk(b"inst", bytes(inst)),
         chunk(b"ibag", bytes(ibag)),
-        chunk(b"imod", imod),
+        chunk(b"imod", bytes(imod)),
         chunk(b"igen", bytes(igen)),
         chunk(b"shdr", bytes(shdr)),
     ])
@@ -473,8 +689,7 @@ def main(argv=None):
                     help="print the sample table")
     args = ap.parse_args(argv)
     blob = build(verbose=args.verbose)
-    out_dir = os.path.dirname(os.path.abspath(args.output))
-    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     tmp = args.output + ".tmp"
     with open(tmp, "wb") as fh:
         fh.write(blob)

@@ -23,14 +23,22 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
     public var parameter: Int32
     public var value: Float
     public var message: MIDIMessage
+    /// For `.parameter`: ramp over this many frames instead of the parameter's own
+    /// smoothing time (snapshot morphs); −1 uses the parameter's smoothing.
+    public var rampFrames: Int32
+    /// The plan the unit and parameter indices refer to (`RenderPlan.generation`); 0 means
+    /// whichever plan is playing. A rack player drops events meant for a plan it no longer plays.
+    public var generation: UInt32
 
     /// Apply as soon as possible.
     public static let now: Int64 = .min
 
     @inlinable
     public init(kind: Kind, sampleTime: Int64, unit: Int32 = 0, parameter: Int32 = 0, value: Float = 0,
-                message: MIDIMessage = MIDIMessage(status: 0)) {
+                message: MIDIMessage = MIDIMessage(status: 0), rampFrames: Int32 = -1, generation: UInt32 = 0) {
         self.kind = kind
+        self.rampFrames = rampFrames
+        self.generation = generation
         self.sampleTime = sampleTime
         self.unit = unit
         self.parameter = parameter

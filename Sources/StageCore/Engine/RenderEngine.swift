@@ -18,6 +18,11 @@ public final class RenderEngine: @unchecked Sendable {
     public private(set) var deferredEvents = 0
 
     let safetyCounters: UnsafeMutablePointer<SafetyCounters>
+    /// Events the render thread itself adds (a rack player routing events, notes-off at a
+    /// switch); consumed by the next `render`.
+    let injected: UnsafeMutablePointer<EngineEvent>
+    let injectedCapacity = 256
+    var injectedCount = 0
     let blockEvents: UnsafeMutablePointer<EngineEvent>
     let blockEventCapacity: Int
     let unitEvents: UnsafeMutablePointer<UnitEvent>
@@ -37,6 +42,7 @@ public final class RenderEngine: @unchecked Sendable {
         safetyCounters.initialize(to: SafetyCounters())
         blockEventCapacity = eventsPerBlock
         blockEvents = .allocate(capacity: eventsPerBlock)
+        injected = .allocate(capacity: injectedCapacity)
         unitEventCapacity = eventsPerBlock
         unitEvents = .allocate(capacity: eventsPerBlock)
         bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
@@ -47,6 +53,7 @@ public final class RenderEngine: @unchecked Sendable {
     deinit {
         safetyCounters.deallocate()
         blockEvents.deallocate()
+        injected.deallocate()
         unitEvents.deallocate()
         stepNanoseconds.deallocate()
     }
@@ -78,11 +85,12 @@ public final class RenderEngine: @unchecked Sendable {
             var unitEventCount = 0
             for e in 0..<count where Int(blockEvents[e].unit) == u {
                 let event = blockEvents[e]
-                let offset = max(0, Int(event.sampleTime - sampleTime))
+                // `EngineEvent.now` (Int64.min) and anything late apply at frame 0.
+                let offset = event.sampleTime <= sampleTime ? 0 : Int(event.sampleTime - sampleTime)
                 switch event.kind {
                 case .parameter:
                     bank.fill(upTo: offset)
-                    bank.setTarget(Int(event.parameter), event.value)
+                    bank.setTarget(Int(event.parameter), event.value, rampFrames: Int(event.rampFrames))
                 case .midi where unitEventCount < unitEventCapacity:
                     unitEvents[unitEventCount] = UnitEvent(frameOffset: Int32(offset), message: event.message)
                     unitEventCount += 1
@@ -110,6 +118,28 @@ public final class RenderEngine: @unchecked Sendable {
         sampleTime = blockEnd
     }
 
+    /// Adds an event for the next block (times before it apply at its first frame); false
+    /// when the small buffer is full. Thread: render (the thread that calls `render`).
+    @inline(__always)
+    @discardableResult
+    public func inject(_ event: EngineEvent) -> Bool {
+        guard injectedCount < injectedCapacity else { return false }
+        injected[injectedCount] = event
+        injectedCount += 1
+        return true
+    }
+
+    /// Sends sustain-off and all-notes-off to every unit that plays MIDI, so held notes end
+    /// with their own release. Thread: render.
+    public func releaseAllNotes() {
+        for r in plan.midiReceivers {
+            for channel in 0..<16 {
+                inject(.midi(.controlChange(channel: channel, controller: 64, value: 0), toUnit: r))
+                inject(.midi(.controlChange(channel: channel, controller: 123, value: 0), toUnit: r))
+            }
+        }
+    }
+
     /// Moves the events due before `blockEnd` from both queues into `blockEvents`, merged
     /// in time order. Returns how many. Thread: render.
     @inline(__always)
@@ -126,10 +156,17 @@ public final class RenderEngine: @unchecked Sendable {
             blockEvents[count] = e
             count += 1
         }
+        var k = 0
+        while count < blockEventCapacity && k < injectedCount {
+            blockEvents[count] = injected[k]
+            count += 1
+            k += 1
+        }
+        injectedCount = 0
         if count == blockEventCapacity { deferredEvents &+= 1 }
-        if firstControl > 0 && count > firstControl {
-            // Insertion sort by time keeps each queue's own order (stable).
-            var i = firstControl
+        if count > firstControl && count > 1 {
+            // Insertion sort by time keeps each source's own order (stable).
+            var i = 1
             while i < count {
                 let e = blockEvents[i]
                 var j = i

@@ -51,7 +51,9 @@ final class UnitBypass {
         var start = 0
         var any = current[u] != 0 || remaining[u] != 0
         for e in 0..<count where events[e].kind == .bypass && Int(events[e].unit) == u {
-            let offset = min(max(0, Int(events[e].sampleTime - blockStart)), frames)
+            // `EngineEvent.now` (Int64.min) and anything late apply at frame 0.
+            let t = events[e].sampleTime
+            let offset = t <= blockStart ? 0 : min(Int(t - blockStart), frames)
             if any { mix(u, s, from: start, to: offset) }
             start = offset
             setTarget(u, events[e].value)

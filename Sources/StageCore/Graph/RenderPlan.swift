@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How an input bus is fed when the source's channel count differs from what it takes.
 @frozen
 public enum ChannelAdapter: UInt8, Sendable, BitwiseCopyable {
@@ -29,6 +31,9 @@ public struct PlanStep: @unchecked Sendable {
 /// Thread: built on the control thread; rendered on the render thread; released on the
 /// control thread (the render thread hands it back, never frees it).
 public final class RenderPlan: @unchecked Sendable {
+    /// A number no other plan of this process has: events name the plan they were mapped for.
+    public let generation: UInt32 = RenderPlan.nextGeneration.add(1, ordering: .relaxed).newValue
+    static let nextGeneration = Atomic<UInt32>(0)
     public let rack: RackDescription
     public let sampleRate: Double
     public let maxFrames: Int

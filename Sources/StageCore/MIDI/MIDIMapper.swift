@@ -30,6 +30,8 @@ public final class MIDIMapper: @unchecked Sendable {
     public let programs: ProgramRouting
     /// 0-based, or nil for any channel.
     public let programChannel: Int?
+    /// The rack's own tempo (before any clock or tap).
+    public let rackTempo: Double
 
     /// Preset and transport requests for the control thread. Producer: the mapper's thread.
     public let actions = SPSCQueue<ControlAction>(minimumCapacity: 256)
@@ -77,14 +79,17 @@ public final class MIDIMapper: @unchecked Sendable {
     public internal(set) var droppedOutputs = 0
 
     /// Resolves the rack's `midi` section against `plan`. Mappings whose parameter is not
-    /// in the plan (a unit nobody hears) are dropped. Thread: control.
-    public init(plan: RenderPlan) {
+    /// in the plan (a unit nobody hears) are dropped. `presetsByDefault`: Program Change
+    /// selects presets unless the rack says otherwise (`midi.programs`); the preset switcher
+    /// passes true, a lone rack false (its program changes reach the synth).
+    /// Thread: control.
+    public init(plan: RenderPlan, presetsByDefault: Bool = false) {
         let midi = plan.rack.midi
         sampleRate = plan.sampleRate
         receivers = plan.midiReceivers
         receiverNames = plan.midiReceivers.map { plan.unitIDs[$0] }
         followsClock = midi.clock
-        programs = midi.programs
+        programs = midi.programs ?? (presetsByDefault ? .presets : .units)
         programChannel = midi.programChannel.map { $0 - 1 }
 
         var list: [MIDIMapping] = []
@@ -149,6 +154,7 @@ public final class MIDIMapper: @unchecked Sendable {
         bankMSB = Array(repeating: -1, count: 16)
         bankLSB = Array(repeating: -1, count: 16)
         tempo = TempoTracker()
+        rackTempo = plan.rack.tempo
         tempo.setTempo(plan.rack.tempo)
         outcomeStorage = Array(repeating: .ignored, count: 32)
     }
@@ -163,6 +169,32 @@ public final class MIDIMapper: @unchecked Sendable {
             return nil
         }
         return (ParameterAddress(unit: u, parameter: ParameterAddress.bypassIndex), ParameterSpec.bypass, 0)
+    }
+
+    /// Continues where `previous` (the mapper of the rack playing before a preset switch)
+    /// left off: the knobs' known positions, held buttons, waiting 14-bit halves, NRPN/RPN
+    /// selections, bank selects, clock ticks. A knob whose parameter now sits elsewhere
+    /// than the knob waits for pickup, unless its mapping says `jump`: this is "pickup
+    /// after a preset change". Mappings match by control (source, channel, resolution).
+    /// Thread: the mapper's thread (the MIDI thread, where `previous` lived); it may allocate.
+    public func takeOver(from previous: MIDIMapper) {
+        pairs = previous.pairs
+        nrpnNumber = previous.nrpnNumber
+        rpnNumber = previous.rpnNumber
+        selectedKind = previous.selectedKind
+        bankMSB = previous.bankMSB
+        bankLSB = previous.bankLSB
+        tempo = previous.tempo
+        tempo.setTempo(rackTempo)
+        for (i, m) in mappings.enumerated() {
+            guard let j = previous.mappings.firstIndex(where: { $0.source == m.source && $0.channel == m.channel && $0.hires == m.hires })
+            else { continue }
+            let knob = previous.lastKnob[j]
+            lastKnob[i] = knob
+            pressed[i] = previous.pressed[j]
+            guard m.isAbsoluteKnob, m.target >= 0, m.takeover != .jump, !knob.isNaN else { continue }
+            if abs(m.position(ofValue: targetValues[m.target]) - knob) > m.takeoverTolerance { synced[i] = false }
+        }
     }
 
     /// The outcomes of the last `handle` or `poll` call, in order.

@@ -89,13 +89,14 @@ public final class ParameterBank: @unchecked Sendable {
 
     /// Starts a ramp toward `value` from the frame filled so far. Thread: render.
     @inline(__always)
-    public func setTarget(_ index: Int, _ value: Float) {
+    public func setTarget(_ index: Int, _ value: Float, rampFrames ramp: Int = -1) {
         guard index >= 0 && index < count else { return }
         let v = specs[index].clamped(value)
         if v == target[index] { return }
         target[index] = v
         steady[index] = false
-        let frames = rampFrames[index]
+        // Choices never ramp; others use the requested ramp or their own smoothing.
+        let frames = specs[index].unit == .choice ? 0 : (ramp >= 0 ? ramp : rampFrames[index])
         if frames <= 1 {
             current[index] = v
             remaining[index] = 0

@@ -12,6 +12,8 @@ public struct RackDescription: Sendable {
     public var connections: [ConnectionDescription] = []
     public var midi = MIDIDescription()
     public var io = IODescription()
+    /// Named parameter sets recalled live (morphs, no rebuild).
+    public var snapshots: [SnapshotDescription] = []
 
     public init() {}
 
@@ -80,8 +82,9 @@ public struct MIDIDescription: Sendable {
     public var map: [MIDIMappingDescription] = []
     /// Whether MIDI clock sets the tempo (and Start/Stop reach the control side).
     public var clock: Bool = true
-    /// What Program Change does.
-    public var programs: ProgramRouting = .presets
+    /// What Program Change does; nil: select presets when the rack plays under the preset
+    /// switcher (a setlist, `stagerack play`), else pass them to the units.
+    public var programs: ProgramRouting?
     /// 1…16: only this channel's Program Change and Bank Select choose presets; nil: any.
     public var programChannel: Int?
     public init() {}

@@ -1,0 +1,284 @@
+import Synchronization
+
+/// Plays one rack and switches to another at a block boundary without a gap: the new rack
+/// fades in over a short crossfade while the old one's input fades out, and the old rack
+/// keeps rendering its tails (reverb, echoes, released notes) until they fall below
+/// −80 dBFS or a time limit; then it goes back to the control thread to be released.
+///
+/// Events reach the racks through the player's queues, tagged with the plan generation
+/// they were mapped for; events for a rack that is only ringing out are dropped, except
+/// that every tailing rack got sustain-off and all-notes-off when it was switched away from.
+/// The player also owns the stop fade (SIGINT/SIGTERM: no click at the end).
+///
+/// Thread: `render` and `resetCurrent` on the render thread; `submit`, `collectRetired`,
+/// `requestFadeOut` on the control thread; `events` has one producer (the MIDI thread or the
+/// offline driver), `controlEvents` another (the control thread).
+public final class RackPlayer: @unchecked Sendable {
+    /// The engine the render thread plays. Thread: render (read it elsewhere only when idle).
+    public private(set) var current: RenderEngine
+    /// `current`, retained once more so that the render thread never drops a last reference.
+    var currentPointer: UnsafeMutableRawPointer
+    /// Player time of `current`'s frame 0.
+    var currentStart: Int64 = 0
+    var fadeInPosition: Int
+    /// Frames rendered by the player: the time base of the events in its queues.
+    public private(set) var sampleTime: Int64 = 0
+
+    /// Events from the MIDI thread or the offline driver. Producer: one thread.
+    public let events: SPSCQueue<EngineEvent>
+    /// Events from the control thread (snapshots, reloads). Producer: one thread.
+    public let controlEvents: SPSCQueue<EngineEvent>
+
+    /// Engines sent to the render thread (retained, as opaque pointers).
+    let incoming = SPSCQueue<UnsafeMutableRawPointer>(minimumCapacity: 4)
+    /// Engines the render thread is done with (retained, released by `collectRetired`).
+    let retired = SPSCQueue<UnsafeMutableRawPointer>(minimumCapacity: 16)
+
+    /// A rack ringing out after a switch.
+    struct Tail {
+        var active: Bool
+        var pointer: UnsafeMutableRawPointer
+        var start: Int64
+        /// Frames since the switch (its input fades over the crossfade, then it hears silence).
+        var age: Int
+        /// Consecutive frames under the silence threshold.
+        var quiet: Int
+        /// 1 normally; falls to 0 over 10 ms when the rack must make room for a newer one.
+        var gain: Float
+        var forced: Bool
+    }
+    static let maxTails = 4
+    /// Fixed slots (no arrays of optionals: their metadata is made lazily, by allocating).
+    let tails: UnsafeMutablePointer<Tail>
+
+    public let crossfadeFrames: Int
+    /// A tailing rack is released after this long even if it still sounds.
+    public let tailLimitFrames: Int
+    let quietFramesNeeded: Int
+    let forcedFadeStep: Float
+    /// −80 dBFS.
+    public static let silenceThreshold: Float = 1e-4
+    let scratchInput: BusStorage
+    let scratchOutput: BusStorage
+    let maxInputChannels = 8
+    /// Switches started, and racks released from their tails (render thread counts).
+    public let switches = Atomic<Int>(0)
+    public let tailsEnded = Atomic<Int>(0)
+
+    // Output fade for stopping.
+    let fadeOutRequested = Atomic<Bool>(false)
+    let fadedOut = Atomic<Bool>(false)
+    var fadeGain: Float = 1
+    let fadeStep: Float
+
+    /// Every engine submitted later must have the same sample rate and take blocks at least
+    /// as large as this one.
+    public init(
+        engine: RenderEngine, crossfadeSeconds: Double = 0.02, fadeOutSeconds: Double = 0.01, tailLimitSeconds: Double = 15,
+        queueCapacity: Int = 4096
+    ) {
+        current = engine
+        currentPointer = Unmanaged.passRetained(engine).toOpaque()
+        let rate = engine.plan.sampleRate
+        crossfadeFrames = max(1, Int(crossfadeSeconds * rate))
+        fadeInPosition = crossfadeFrames  // the first rack plays at once
+        tailLimitFrames = Int(tailLimitSeconds * rate)
+        quietFramesNeeded = Int(0.05 * rate)
+        forcedFadeStep = 1 / Float(max(1, Int(0.01 * rate)))
+        fadeStep = 1 / Float(max(1, Int(fadeOutSeconds * rate)))
+        events = SPSCQueue(minimumCapacity: queueCapacity)
+        controlEvents = SPSCQueue(minimumCapacity: 1024)
+        scratchInput = BusStorage(bufferCount: maxInputChannels, maxFrames: engine.plan.maxFrames)
+        scratchOutput = BusStorage(bufferCount: 2, maxFrames: engine.plan.maxFrames)
+        tails = .allocate(capacity: Self.maxTails)
+        tails.initialize(
+            repeating: Tail(active: false, pointer: currentPointer, start: 0, age: 0, quiet: 0, gain: 0, forced: false),
+            count: Self.maxTails)
+    }
+
+    deinit {
+        while let p = incoming.pop() { Unmanaged<RenderEngine>.fromOpaque(p).release() }
+        while let p = retired.pop() { Unmanaged<RenderEngine>.fromOpaque(p).release() }
+        for k in 0..<Self.maxTails where tails[k].active { Unmanaged<RenderEngine>.fromOpaque(tails[k].pointer).release() }
+        tails.deallocate()
+        Unmanaged<RenderEngine>.fromOpaque(currentPointer).release()
+    }
+
+    /// Hands a new engine to the render thread; false if two switches are already waiting.
+    /// Thread: control.
+    @discardableResult
+    public func submit(_ engine: RenderEngine) -> Bool {
+        precondition(engine.plan.maxFrames >= current.plan.maxFrames, "a new rack must take blocks as large as the old one")
+        let p = Unmanaged.passRetained(engine).toOpaque()
+        if incoming.push(p) { return true }
+        Unmanaged<RenderEngine>.fromOpaque(p).release()
+        return false
+    }
+
+    /// Releases engines the render thread has finished with; returns how many.
+    /// Thread: control.
+    @discardableResult
+    public func collectRetired() -> Int {
+        var n = 0
+        while let p = retired.pop() {
+            Unmanaged<RenderEngine>.fromOpaque(p).release()
+            n += 1
+        }
+        return n
+    }
+
+    /// Racks still ringing out (for status lines). Thread: render, or any as an estimate.
+    public var tailCount: Int { (0..<Self.maxTails).reduce(0) { $0 + (tails[$1].active ? 1 : 0) } }
+
+    /// Starts the fade to silence; `isFadedOut` turns true when it is done. Thread: any.
+    public func requestFadeOut() { fadeOutRequested.store(true, ordering: .releasing) }
+    public var isFadedOut: Bool { fadedOut.load(ordering: .acquiring) }
+
+    /// Clears the playing engine's state and clock, e.g. after a warm-up block.
+    /// Thread: render (or control while not rendering).
+    public func resetCurrent() {
+        current.reset()
+        currentStart = sampleTime
+    }
+
+    /// Renders one block: `input` goes to the racks' host inputs, the sum of the playing
+    /// rack and the ringing tails (after the stop fade) to `output` (stereo). Thread: render.
+    public func render(frameCount n: Int, input: AudioBus?, output: AudioBus) {
+        if let p = incoming.pop() { beginSwitch(to: p) }
+        routeEvents(before: sampleTime + Int64(n))
+
+        // The playing rack, fading in after a switch.
+        renderEngine(current, frames: n, input: input, inputFadeStart: nil)
+        let out = current.plan.hostOutput
+        if fadeInPosition >= crossfadeFrames {
+            for c in 0..<2 { output[c].update(from: out[c], count: n) }
+        } else {
+            let total = Float(crossfadeFrames)
+            for c in 0..<2 {
+                let dst = output[c]
+                let src = out[c]
+                for i in 0..<n { dst[i] = src[i] * min(Float(fadeInPosition + i) / total, 1) }
+            }
+            fadeInPosition += n
+        }
+
+        // Tails: input fading out over the crossfade, then silence; output summed.
+        for k in 0..<Self.maxTails where tails[k].active {
+            var t = tails[k]
+            let engine = Unmanaged<RenderEngine>.fromOpaque(t.pointer).takeUnretainedValue()
+            renderEngine(engine, frames: n, input: input, inputFadeStart: t.age)
+            let tailOut = engine.plan.hostOutput
+            var peak: Float = 0
+            for c in 0..<2 {
+                let dst = output[c]
+                let src = tailOut[c]
+                var g = t.gain
+                for i in 0..<n {
+                    if t.forced { g = max(0, g - forcedFadeStep) }
+                    let v = src[i] * g
+                    dst[i] += v
+                    peak = max(peak, abs(v))
+                }
+                if c == 1 { t.gain = g }
+            }
+            t.age += n
+            t.quiet = peak < Self.silenceThreshold && t.age > crossfadeFrames ? t.quiet + n : 0
+            if t.quiet >= quietFramesNeeded || t.age >= tailLimitFrames || (t.forced && t.gain == 0) {
+                retire(t.pointer)
+                tails[k].active = false
+                tailsEnded.add(1, ordering: .relaxed)
+            } else {
+                tails[k] = t
+            }
+        }
+
+        if fadeOutRequested.load(ordering: .relaxed) {
+            var g = fadeGain
+            for i in 0..<n {
+                g = max(0, g - fadeStep)
+                output[0][i] *= g
+                output[1][i] *= g
+            }
+            fadeGain = g
+            if g == 0 { fadedOut.store(true, ordering: .releasing) }
+        }
+        sampleTime += Int64(n)
+    }
+
+    private func beginSwitch(to pointer: UnsafeMutableRawPointer) {
+        current.releaseAllNotes()
+        // Only the rack just left rings at full level; older tails fade out over 10 ms.
+        var free = -1
+        var oldest = 0
+        for k in 0..<Self.maxTails {
+            if tails[k].active {
+                tails[k].forced = true
+                if tails[k].age > tails[oldest].age || !tails[oldest].active { oldest = k }
+            } else if free < 0 {
+                free = k
+            }
+        }
+        if free < 0 {
+            // Every slot taken (switches faster than a 10 ms fade): drop the oldest now.
+            retire(tails[oldest].pointer)
+            tailsEnded.add(1, ordering: .relaxed)
+            free = oldest
+        }
+        tails[free] = Tail(active: true, pointer: currentPointer, start: currentStart, age: 0, quiet: 0, gain: 1, forced: false)
+        current = Unmanaged<RenderEngine>.fromOpaque(pointer).takeUnretainedValue()
+        currentPointer = pointer
+        currentStart = sampleTime
+        fadeInPosition = 0
+        switches.add(1, ordering: .relaxed)
+    }
+
+    private func retire(_ pointer: UnsafeMutableRawPointer) {
+        if !retired.push(pointer) {
+            // The control thread is not collecting: keep the rack alive (a leak beats a free here).
+        }
+    }
+
+    /// Hands the events due in this block to the rack their generation names, in the
+    /// rack's own time base.
+    @inline(__always)
+    private func routeEvents(before blockEnd: Int64) {
+        route(events, before: blockEnd)
+        route(controlEvents, before: blockEnd)
+    }
+
+    @inline(__always)
+    private func route(_ queue: SPSCQueue<EngineEvent>, before blockEnd: Int64) {
+        while let e = queue.peek(), e.sampleTime < blockEnd {
+            _ = queue.pop()
+            if e.generation == 0 || e.generation == current.plan.generation {
+                var local = e
+                local.sampleTime = e.sampleTime == EngineEvent.now ? EngineEvent.now : e.sampleTime - currentStart
+                if !current.inject(local) { break }
+            }
+        }
+    }
+
+    @inline(__always)
+    private func renderEngine(_ engine: RenderEngine, frames n: Int, input: AudioBus?, inputFadeStart: Int?) {
+        let host = engine.plan.hostInput
+        for c in 0..<host.channelCount {
+            let dst = host[c]
+            guard let input, c < input.channelCount else {
+                dst.update(repeating: 0, count: n)
+                continue
+            }
+            if let start = inputFadeStart {
+                if start >= crossfadeFrames {
+                    dst.update(repeating: 0, count: n)
+                } else {
+                    let src = input[c]
+                    let total = Float(crossfadeFrames)
+                    for i in 0..<n { dst[i] = src[i] * max(0, 1 - Float(start + i) / total) }
+                }
+            } else {
+                dst.update(from: input[c], count: n)
+            }
+        }
+        engine.render(frameCount: n)
+    }
+}

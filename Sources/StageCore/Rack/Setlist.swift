@@ -1,0 +1,122 @@
+/// A setlist: racks in performance order, each optionally bound to a program (and bank).
+public struct Setlist: Sendable {
+    public struct Entry: Sendable, Equatable {
+        /// The rack file, resolved against the setlist's folder.
+        public var rack: String
+        public var name: String
+        /// 1…128 as controllers display programs.
+        public var program: Int?
+        /// The 14-bit bank select value (MSB×128 + LSB), 0 by default.
+        public var bank: Int
+        public var location: SourceLocation?
+
+        public init(rack: String, name: String, program: Int?, bank: Int, location: SourceLocation?) {
+            self.rack = rack
+            self.name = name
+            self.program = program
+            self.bank = bank
+            self.location = location
+        }
+    }
+
+    public var file: String = ""
+    public var name: String = ""
+    public var entries: [Entry] = []
+
+    public init() {}
+
+    /// The entry a program change selects, if any.
+    public func entry(program: Int, bank: Int) -> Int? {
+        entries.firstIndex { $0.program == program && $0.bank == bank }
+    }
+
+    /// True when a JSON document looks like a setlist rather than a rack.
+    public static func isSetlist(_ root: JSONNode) -> Bool { root["songs"] != nil && root["units"] == nil }
+}
+
+/// Reads setlist files with the same line:column errors as racks. Thread: control.
+public enum SetlistReader {
+    static let keys = ["format", "name", "description", "songs"]
+    static let entryKeys = ["rack", "name", "program", "bank", "comment"]
+
+    public static func read(text: String, file: String) throws(RackError) -> Setlist {
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(text)
+        } catch {
+            throw RackError([RackDiagnostic(file: file, location: error.location, path: "", message: error.message)])
+        }
+        var d: [RackDiagnostic] = []
+        func report(_ loc: SourceLocation?, _ path: String, _ msg: String) {
+            d.append(RackDiagnostic(file: file, location: loc, path: path, message: msg))
+        }
+        var setlist = Setlist()
+        setlist.file = file
+        guard let members = root.members else {
+            throw RackError([RackDiagnostic(file: file, location: root.location, path: "", message: "a setlist must be an object")])
+        }
+        for m in members where !keys.contains(m.key) {
+            report(m.keyLocation, m.key, "unknown key in a setlist\(Suggest.hint(for: m.key, in: keys))")
+        }
+        if root["format"]?.value.number != 1 {
+            report(root["format"]?.value.location ?? root.location, "format", root["format"] == nil ? "missing; add \"format\": 1" : "this program reads setlist format 1")
+        }
+        setlist.name = root["name"]?.value.string ?? ""
+        let folder: String = {
+            guard let slash = file.lastIndex(of: "/") else { return "" }
+            return String(file[...slash])
+        }()
+        guard let songs = root["songs"] else {
+            report(root.location, "songs", "missing (the racks in order: [ { \"rack\": \"vocal.json\", \"program\": 1 } ])")
+            throw RackError(d)
+        }
+        guard let list = songs.value.elements, !list.isEmpty else {
+            report(songs.value.location, "songs", "must be a non-empty list of { \"rack\": FILE, \"program\": N }")
+            throw RackError(d)
+        }
+        var seen: [String: Int] = [:]
+        for (i, e) in list.enumerated() {
+            let path = "songs[\(i)]"
+            var entry = Setlist.Entry(rack: "", name: "", program: nil, bank: 0, location: e.location)
+            if let s = e.string {
+                entry.rack = s.hasPrefix("/") ? s : folder + s
+                entry.name = s
+                setlist.entries.append(entry)
+                continue
+            }
+            guard let fields = e.members else {
+                report(e.location, path, "must be a rack file name or { \"rack\": FILE, \"program\": N }")
+                continue
+            }
+            for m in fields where !entryKeys.contains(m.key) {
+                report(m.keyLocation, "\(path).\(m.key)", "unknown key in a song\(Suggest.hint(for: m.key, in: entryKeys))")
+            }
+            guard let rack = e["rack"]?.value.string else {
+                report(e.location, "\(path).rack", "missing (the rack file, relative to the setlist)")
+                continue
+            }
+            entry.rack = rack.hasPrefix("/") ? rack : folder + rack
+            entry.name = e["name"]?.value.string ?? rack
+            if let p = e["program"] {
+                if let v = p.value.number, v == v.rounded(), (1...128).contains(v) { entry.program = Int(v) } else {
+                    report(p.value.location, "\(path).program", "must be a program number 1…128")
+                }
+            }
+            if let b = e["bank"] {
+                if let v = b.value.number, v == v.rounded(), (0...16383).contains(v) { entry.bank = Int(v) } else {
+                    report(b.value.location, "\(path).bank", "must be a bank number 0…16383 (MSB×128 + LSB)")
+                }
+            }
+            if let p = entry.program {
+                let key = "\(entry.bank):\(p)"
+                if let other = seen[key] {
+                    report(e["program"]?.value.location, "\(path).program", "program \(p) (bank \(entry.bank)) already selects songs[\(other)]")
+                }
+                seen[key] = i
+            }
+            setlist.entries.append(entry)
+        }
+        if !d.isEmpty { throw RackError(d) }
+        return setlist
+    }
+}

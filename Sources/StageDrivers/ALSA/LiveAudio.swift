@@ -1,0 +1,206 @@
+import CStageShim
+import StageCore
+import Synchronization
+
+/// The live I/O unit of AUGraph for Linux: ALSA capture (the microphone) and playback
+/// (the speakers), duplex, driving a `RackPlayer` one period at a time.
+///
+/// Capture and playback are linked (or started together), capture is started explicitly,
+/// playback is pre-filled with silence. Xruns are recovered and counted, never fatal. A
+/// device error that is not an xrun ends `run` with `.deviceLost` so the caller can reopen.
+/// Thread: `run` on the audio thread; `status`, `requestStop` from any thread.
+public final class LiveAudio: @unchecked Sendable {
+    public let playback: PCMStream
+    public let capture: PCMStream?
+    public let player: RackPlayer
+    public let periodFrames: Int
+    public let linked: Bool
+    /// Stop after this many frames (tests, `--duration`); nil runs until stopped.
+    public let frameLimit: Int?
+
+    // Published to other threads.
+    let xrunCount = Atomic<Int>(0)
+    /// The last xrun: 1 capture, 2 playback; and its errno (negative).
+    let lastXrunSide = Atomic<Int>(0)
+    let lastXrunCode = Atomic<Int>(0)
+    let loadBits = Atomic<UInt32>(0)
+    let peakInBits = Atomic<UInt32>(0)
+    let peakOutBits = Atomic<UInt32>(0)
+    let framesDone = Atomic<Int>(0)
+    let stopRequested = Atomic<Bool>(false)
+    /// A test hook: the audio thread sleeps this many microseconds once, to force an xrun.
+    public let stallMicroseconds = Atomic<Int>(0)
+
+    let inputBus: AudioBus?
+    let outputStorage: BusStorage
+    let inputStorage: BusStorage?
+
+    public enum Outcome: Sendable {
+        case stopped
+        case finished
+        case deviceLost(ALSAError)
+    }
+
+    /// What happened since the last call: peaks and the highest load are reset on reading.
+    public struct Status: Sendable {
+        public var xruns: Int
+        /// Render time over period time, the highest since the last status.
+        public var load: Float
+        public var peakIn: Float
+        public var peakOut: Float
+        public var frames: Int
+        /// Where the last xrun happened ("capture"/"playback") and ALSA's code, if any.
+        public var lastXrun: (side: String, code: Int)?
+    }
+
+    public init(playback: PCMStream, capture: PCMStream?, player: RackPlayer, frameLimit: Int? = nil) {
+        self.playback = playback
+        self.capture = capture
+        self.player = player
+        self.frameLimit = frameLimit
+        periodFrames = playback.configuration.periodFrames
+        outputStorage = BusStorage(bufferCount: 2, maxFrames: periodFrames)
+        if let capture {
+            let storage = BusStorage(bufferCount: capture.configuration.channels, maxFrames: periodFrames)
+            inputStorage = storage
+            inputBus = storage.bus(first: 0, channels: capture.configuration.channels)
+            linked = capture.link(playback)
+        } else {
+            inputStorage = nil
+            inputBus = nil
+            linked = false
+        }
+    }
+
+    deinit {
+        if linked { capture?.unlink() }
+    }
+
+    /// Asks the audio thread to fade out and stop. Thread: any.
+    public func requestStop() {
+        player.requestFadeOut()
+        stopRequested.store(true, ordering: .releasing)
+    }
+
+    /// Reads and resets the meters. Thread: any (one reader).
+    public func status() -> Status {
+        Status(
+            xruns: xrunCount.load(ordering: .relaxed),
+            load: Float(bitPattern: loadBits.exchange(0, ordering: .relaxed)),
+            peakIn: Float(bitPattern: peakInBits.exchange(0, ordering: .relaxed)),
+            peakOut: Float(bitPattern: peakOutBits.exchange(0, ordering: .relaxed)),
+            frames: framesDone.load(ordering: .relaxed),
+            lastXrun: lastXrunSide.load(ordering: .relaxed) == 0
+                ? nil
+                : (lastXrunSide.load(ordering: .relaxed) == 1 ? "capture" : "playback", lastXrunCode.load(ordering: .relaxed)))
+    }
+
+    /// Starts both streams from silence: prepare, pre-fill playback, start (linked or one
+    /// after the other). Thread: audio.
+    func startStreams() throws(ALSAError) {
+        try playback.prepare()
+        if let capture, !linked { try capture.prepare() }
+        for _ in 0..<max(playback.configuration.periods, 1) { try playback.writeSilence(frames: periodFrames) }
+        if let capture {
+            try capture.start()  // starts playback too when linked
+            if !linked { try playback.start() }
+        } else {
+            try playback.start()
+        }
+    }
+
+    /// Recovers from an xrun on either stream by restarting both in sync. Thread: audio.
+    func recoverXrun() throws(ALSAError) {
+        xrunCount.add(1, ordering: .relaxed)
+        playback.drop()
+        capture?.drop()
+        try startStreams()
+    }
+
+    /// Runs the duplex loop until stopped, the frame limit, or a lost device. Never
+    /// allocates while running. Thread: audio (the real-time thread).
+    public func run() -> Outcome {
+        stage_enable_flush_to_zero()
+        let output = outputStorage.bus(first: 0, channels: 2)
+        // One warm-up block so that lazy initialisation happens before the clock starts.
+        player.render(frameCount: periodFrames, input: inputBus, output: output)
+        player.resetCurrent()  // the warm-up leaves no trace in the sound or the clock
+        do {
+            try startStreams()
+        } catch {
+            return .deviceLost(error)
+        }
+        let periodNanoseconds = Double(periodFrames) / Double(playback.configuration.sampleRate) * 1e9
+        var frames = 0
+        while true {
+            if stopRequested.load(ordering: .relaxed) && player.isFadedOut { break }
+            if let limit = frameLimit, frames >= limit {
+                capture?.drop()
+                playback.drain()  // everything rendered is heard
+                return .finished
+            }
+            let stall = stallMicroseconds.exchange(0, ordering: .relaxed)
+            if stall > 0 { sleepMicroseconds(stall) }
+            do {
+                if let capture, let inputBus {
+                    try capture.read(into: inputBus, frames: periodFrames)
+                    publishPeak(inputBus, peakInBits)
+                }
+                let t0 = monotonicNanoseconds()
+                player.render(frameCount: periodFrames, input: inputBus, output: output)
+                let load = Float(Double(monotonicNanoseconds() &- t0) / periodNanoseconds)
+                publishMax(load, loadBits)
+                publishPeak(output, peakOutBits)
+                try playback.write(from: output, frames: periodFrames)
+                frames += periodFrames
+                framesDone.store(frames, ordering: .relaxed)
+            } catch {
+                if error.isDeviceGone { return .deviceLost(error) }
+                lastXrunSide.store(error.device == playback.configuration.device ? 2 : 1, ordering: .relaxed)
+                lastXrunCode.store(Int(error.code), ordering: .relaxed)
+                do {
+                    try recoverXrun()
+                } catch {
+                    return .deviceLost(error)
+                }
+            }
+        }
+        // Let the faded-out tail play, then stop.
+        for _ in 0..<max(playback.configuration.periods, 1) {
+            do { try playback.writeSilence(frames: periodFrames) } catch { break }
+        }
+        playback.drop()
+        capture?.drop()
+        return .stopped
+    }
+
+    @inline(__always)
+    private func publishPeak(_ bus: AudioBus, _ target: borrowing Atomic<UInt32>) {
+        var peak: Float = 0
+        for c in 0..<bus.channelCount {
+            let p = bus[c]
+            for i in 0..<periodFrames { peak = max(peak, abs(p[i])) }
+        }
+        publishMax(peak, target)
+    }
+
+    @inline(__always)
+    private func publishMax(_ value: Float, _ target: borrowing Atomic<UInt32>) {
+        var old = target.load(ordering: .relaxed)
+        while value > Float(bitPattern: old) {
+            let (exchanged, now) = target.compareExchange(expected: old, desired: value.bitPattern, ordering: .relaxed)
+            if exchanged { break }
+            old = now
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@inline(__always)
+func sleepMicroseconds(_ us: Int) {
+    var ts = timespec(tv_sec: us / 1_000_000, tv_nsec: (us % 1_000_000) * 1000)
+    nanosleep(&ts, nil)
+}

@@ -1,0 +1,168 @@
+import Dispatch
+import Foundation
+import StageCore
+import Synchronization
+
+/// Switches racks and recalls snapshots on the control side: parses, validates and
+/// compiles the next rack while the current one plays, then hands it to the `RackPlayer`.
+///
+/// Requests (program changes, next/previous, reload) can come from any thread at any rate:
+/// the latest one wins, and at most one load is in flight. A rack that fails to load leaves
+/// the playing rack alone, with the errors logged. Thread: `request` from any thread; the
+/// loading happens on the switcher's own thread (live) or in `perform` (offline).
+public final class PresetSwitcher: @unchecked Sendable {
+    public enum Request: Sendable, Equatable {
+        /// A program change (1…128 as displayed) with its bank: a snapshot of the current
+        /// rack if one is bound to it, else the setlist entry bound to it.
+        case program(Int, bank: Int)
+        case next
+        case previous
+        /// Entry `n` (0-based) of the setlist.
+        case entry(Int)
+        /// Read the current rack file again (SIGHUP, file watch).
+        case reload
+        /// Recall a snapshot of the current rack by name.
+        case snapshot(String)
+    }
+
+    public let setlist: Setlist
+    public let player: RackPlayer
+    public private(set) var currentIndex: Int
+    /// The plan most recently handed to the player. Thread: the switcher's thread.
+    public private(set) var currentPlan: RenderPlan
+    /// The mapper of `currentPlan`, for the thread that maps MIDI (offline).
+    public private(set) var mapper: MIDIMapper
+    /// Called after every switch or recall with the new plan (MIDI layer: new mappings,
+    /// soft takeover). Thread: the switcher's thread.
+    public var onChange: (@Sendable (RenderPlan, Request) -> Void)?
+    let registry: UnitRegistry
+    let options: GraphCompiler.Options
+    let log: @Sendable (String) -> Void
+
+    let pending = Mutex<Request?>(nil)
+    let wake = DispatchSemaphore(value: 0)
+    let running = Atomic<Bool>(false)
+    let loadsInFlight = Atomic<Int>(0)
+    /// The most loads ever in flight at once (for tests: must stay 1).
+    public let maxLoadsInFlight = Atomic<Int>(0)
+    public let loadsCompleted = Atomic<Int>(0)
+    var thread: Thread?
+
+    /// `firstPlan` is the plan already playing (entry `index` of `setlist`).
+    public init(
+        setlist: Setlist, index: Int, player: RackPlayer, firstPlan: RenderPlan, registry: UnitRegistry,
+        options: GraphCompiler.Options, log: @escaping @Sendable (String) -> Void
+    ) {
+        self.setlist = setlist
+        self.player = player
+        currentIndex = index
+        currentPlan = firstPlan
+        mapper = MIDIMapper(plan: firstPlan, presetsByDefault: true)
+        self.registry = registry
+        self.options = options
+        self.log = log
+    }
+
+    /// Asks for a switch; replaces any request not yet started. Thread: any.
+    public func request(_ r: Request) {
+        pending.withLock { $0 = r }
+        wake.signal()
+    }
+
+    /// Starts the loader thread. Thread: control.
+    public func start() {
+        running.store(true, ordering: .releasing)
+        let t = Thread { [self] in
+            while running.load(ordering: .acquiring) {
+                wake.wait()
+                guard let r = pending.withLock({ value -> Request? in
+                    let v = value
+                    value = nil
+                    return v
+                }) else { continue }
+                perform(r, at: EngineEvent.now)
+                player.collectRetired()
+            }
+        }
+        t.name = "stagerack-presets"
+        thread = t
+        t.start()
+    }
+
+    public func stop() {
+        running.store(false, ordering: .releasing)
+        wake.signal()
+    }
+
+    /// Carries out one request now; returns true if the sound changed. `time` is the player
+    /// time for snapshot morphs (`EngineEvent.now` live). Thread: the switcher's thread
+    /// (offline: the render loop's thread).
+    @discardableResult
+    public func perform(_ r: Request, at time: Int64) -> Bool {
+        let n = loadsInFlight.add(1, ordering: .acquiringAndReleasing).newValue
+        _ = maxLoadsInFlight.max(n, ordering: .relaxed)
+        defer { loadsInFlight.subtract(1, ordering: .acquiringAndReleasing) }
+        switch r {
+        case .program(let program, let bank):
+            if let snapshot = currentPlan.rack.snapshots.first(where: { $0.program == program }) {
+                return recall(snapshot, at: time, request: r)
+            }
+            guard let index = setlist.entry(program: program, bank: bank) else {
+                log("program \(program) (bank \(bank)) selects nothing in \(setlist.name.isEmpty ? "this setlist" : setlist.name)")
+                return false
+            }
+            return load(index, request: r)
+        case .snapshot(let name):
+            guard let snapshot = currentPlan.rack.snapshots.first(where: { $0.name == name }) else {
+                log("no snapshot \"\(name)\" in the current rack")
+                return false
+            }
+            return recall(snapshot, at: time, request: r)
+        case .next: return load(min(currentIndex + 1, setlist.entries.count - 1), request: r)
+        case .previous: return load(max(currentIndex - 1, 0), request: r)
+        case .entry(let n):
+            guard setlist.entries.indices.contains(n) else { return false }
+            return load(n, request: r)
+        case .reload: return load(currentIndex, request: r, force: true)
+        }
+    }
+
+    func recall(_ snapshot: SnapshotDescription, at time: Int64, request: Request) -> Bool {
+        let ramp = Int32(snapshot.morphSeconds * currentPlan.sampleRate)
+        for (target, value) in snapshot.values {
+            guard let address = currentPlan.address(of: target) else { continue }
+            var e = EngineEvent.setParameter(address, value, at: time)
+            e.rampFrames = ramp
+            e.generation = currentPlan.generation
+            player.controlEvents.push(e)
+        }
+        log("snapshot \"\(snapshot.name)\" (morph \(formatNumber(snapshot.morphSeconds * 1000)) ms)")
+        onChange?(currentPlan, request)
+        return true
+    }
+
+    func load(_ index: Int, request: Request, force: Bool = false) -> Bool {
+        if index == currentIndex && !force { return false }
+        let entry = setlist.entries[index]
+        let started = monotonicNanoseconds()
+        do {
+            let rack = try RackFiles.read(entry.rack, registry: registry)
+            let plan = try GraphCompiler(registry: registry).compile(rack, options: options)
+            guard player.submit(RenderEngine(plan: plan)) else {
+                log("a switch is still in progress; \(entry.name) skipped")
+                return false
+            }
+            currentIndex = index
+            currentPlan = plan
+            mapper = MIDIMapper(plan: plan, presetsByDefault: true)
+            loadsCompleted.add(1, ordering: .relaxed)
+            let ms = Double(monotonicNanoseconds() - started) / 1e6
+            log("switched to \(entry.name) (\(index + 1)/\(setlist.entries.count)), loaded in \(formatNumber((ms * 10).rounded() / 10)) ms")
+            onChange?(plan, request)
+            return true
+        } catch {
+            log("cannot switch to \(entry.name); the current rack keeps playing:\n" + error.diagnostics.map { "  \($0)" }.joined(separator: "\n"))
+            return false
+        }
+    }
+}

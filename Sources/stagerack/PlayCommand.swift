@@ -1,0 +1,245 @@
+import StageCore
+import StageDrivers
+import StageSynth
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `stagerack play`: a rack running live on ALSA, microphone in, speakers out.
+enum PlayCommand {
+    static let help = """
+        usage: stagerack play RACK|SETLIST [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
+                              [--periods N] [--capture-channels N] [--format FORMAT]
+                              [--duration SECONDS] [--status] [--watch]
+
+        Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
+        input unit opens no capture device. Devices, rate and period default to the rack's
+        "io" section, then to "default", 48000 Hz and 128×2 frames (64×2 works on a capable
+        machine; 256×2 for weaker ones).
+
+          --playback PCM      ALSA playback device (e.g. hw:1,0, plughw:USB)
+          --capture PCM       ALSA capture device
+          --rate HZ           sample rate
+          --period FRAMES     frames per period (16…8192)
+          --periods N         periods in the buffer (2…16)
+          --capture-channels N  channels to open on the capture device (default 2, or what it has)
+          --format FORMAT     force FLOAT_LE, S32_LE, S24_LE, S24_3LE or S16_LE (default: the best offered)
+          --duration SECONDS  stop after this long (default: run until SIGINT/SIGTERM)
+          --status            print one status line per second on stderr
+          --watch             reload the playing rack when its file changes on disk
+
+        With a SETLIST, the first song plays; MIDI program changes (and SIGHUP) switch songs
+        or recall snapshots, with the old rack's tails ringing out under the new one.
+
+        Signals: SIGINT/SIGTERM fade out and stop (exit 0); SIGHUP reloads the playing rack's
+        file (a bad file leaves the running rack alone, with its errors logged); SIGUSR1 stalls
+        the audio thread for three periods once (a test hook that forces an xrun).
+        """
+
+    struct Setup {
+        var rackPath: String
+        var playback: String
+        var capture: String
+        var rate: Int
+        var period: Int
+        var periods: Int
+        var format: PCMSampleFormat?
+        var captureChannels: Int
+        var duration: Double?
+        var status: Bool
+        var watch: Bool
+    }
+
+    static func run(_ args: [String]) throws -> Int32 {
+        let a = try Arguments(
+            args,
+            valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels"],
+            flagOptions: ["--status", "--watch"])
+        guard a.positional.count == 1 else { throw UsageError(message: "play takes one rack file\n\n\(help)") }
+        let setlist = try RackFiles.readSetlist(a.positional[0])
+        let rack = try RackFiles.read(setlist.entries[0].rack, registry: Registry.standard)
+        var format: PCMSampleFormat?
+        if let f = a.options["--format"] {
+            guard let parsed = PCMSampleFormat(rawValue: f.uppercased()) else {
+                throw UsageError(message: "--format takes one of \(PCMSampleFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            format = parsed
+        }
+        let setup = Setup(
+            rackPath: a.positional[0],
+            playback: a.options["--playback"] ?? rack.io.playback ?? "default",
+            capture: a.options["--capture"] ?? rack.io.capture ?? "default",
+            rate: Int(try a.double("--rate", range: 8000...384_000) ?? rack.io.sampleRate ?? 48000),
+            period: try a.int("--period", range: 16...8192) ?? rack.io.period ?? 128,
+            periods: try a.int("--periods", range: 2...16) ?? rack.io.periods ?? 2,
+            format: format,
+            captureChannels: try a.int("--capture-channels", range: 1...64) ?? 2,
+            duration: try a.double("--duration", range: 0.001...1e9),
+            status: a.flags.contains("--status"),
+            watch: a.flags.contains("--watch"))
+        return try LiveSession(setup: setup, setlist: setlist, rack: rack).run()
+    }
+}
+
+/// One live run: devices, the rack player, the audio thread and the control loop.
+/// Thread: main (the control thread); the audio thread is started from here.
+final class LiveSession {
+    let setup: PlayCommand.Setup
+    let setlist: Setlist
+    var rack: RackDescription
+    let needsCapture: Bool
+
+    init(setup: PlayCommand.Setup, setlist: Setlist, rack: RackDescription) {
+        self.setup = setup
+        self.setlist = setlist
+        self.rack = rack
+        // Capture opens if any song of the set hears the microphone.
+        let racks = [rack] + setlist.entries.dropFirst().compactMap { try? RackFiles.read($0.rack, registry: Registry.standard) }
+        needsCapture = racks.contains { r in r.units.contains { Registry.standard.type(named: $0.type)?.role == .hostInput } }
+    }
+
+    func openDevices() throws(ALSAError) -> (PCMStream, PCMStream?) {
+        let playback = try PCMStream(
+            PCMRequest(device: setup.playback, isCapture: false, sampleRate: setup.rate, channels: 2,
+                       periodFrames: setup.period, periods: setup.periods, format: setup.format))
+        var capture: PCMStream?
+        if needsCapture {
+            // A capture buffer adds no latency (each period is read as soon as it is there),
+            // so it gets at least 4 periods of room for scheduling jitter.
+            capture = try PCMStream(
+                PCMRequest(device: setup.capture, isCapture: true, sampleRate: setup.rate, channels: setup.captureChannels,
+                           periodFrames: playback.configuration.periodFrames, periods: max(setup.periods, 4),
+                           format: setup.format))
+        }
+        return (playback, capture)
+    }
+
+    func compile(_ rack: RackDescription, period: Int, inputChannels: Int) throws(RackError) -> RenderPlan {
+        try GraphCompiler(registry: Registry.standard).compile(
+            rack, options: GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels))
+    }
+
+    func run() throws -> Int32 {
+        Signals.blockForWaiting()
+        var (playback, capture) = try openDevices()
+        let period = playback.configuration.periodFrames
+        let inputChannels = capture?.configuration.channels ?? 1
+        let plan = try compile(rack, period: period, inputChannels: inputChannels)
+        for w in plan.warnings { Log.warning("\(setup.rackPath): \(w)") }
+        for u in plan.units { if let synth = u as? SynthUnit { Log.info(synth.soundFontDescription) } }
+        let player = RackPlayer(engine: RenderEngine(plan: plan))
+        let options = GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels)
+        let switcher = PresetSwitcher(
+            setlist: setlist, index: 0, player: player, firstPlan: plan, registry: Registry.standard, options: options,
+            log: { Log.info($0) })
+        switcher.start()
+        defer { switcher.stop() }
+        let watcher = setup.watch ? FileWatcher(paths: setlist.entries.map(\.rack)) : nil
+        if setup.watch && watcher == nil { Log.warning("--watch: inotify is not available; files are not watched") }
+
+        Log.info("rack \(setup.rackPath)\(rack.name.isEmpty ? "" : " (\(rack.name))"): \(plan.units.count) units")
+        Log.info("playback \(playback.configuration)")
+        if let capture { Log.info("capture \(capture.configuration)") } else { Log.info("no input unit: capture not opened") }
+        let rate = Double(setup.rate)
+        let outMs = Double(playback.configuration.bufferFrames) / rate * 1000
+        let inMs = capture.map { Double($0.configuration.periodFrames) / rate * 1000 } ?? 0
+        let unitMs = Double(plan.latencyFrames) / rate * 1000
+        Log.info(
+            "latency \(ms(inMs + outMs + unitMs)) ms: capture \(ms(inMs)) + playback \(ms(outMs)) (\(playback.configuration.periodFrames)×\(playback.configuration.periods)) + units \(ms(unitMs))")
+        if let refusal = RealtimeThread.lockMemory() { Log.warning(refusal) } else { Log.info("memory locked") }
+
+        let limit = setup.duration.map { Int($0 * rate) }
+        var live = LiveAudio(playback: playback, capture: capture, player: player, frameLimit: limit)
+        var framesBefore = 0
+        while true {
+            let outcome = OutcomeBox()
+            let liveForThread = live
+            let thread = try RealtimeThread { outcome.set(liveForThread.run()) }
+            if let refusal = thread.refusal { Log.warning(refusal) } else { Log.info("audio thread running with SCHED_FIFO") }
+            var stopping = false
+            var tick = 0
+            while outcome.get() == nil {
+                tick += 1
+                switch Signals.wait(milliseconds: 100) {
+                case SIGINT, SIGTERM:
+                    if !stopping {
+                        Log.info("stopping")
+                        stopping = true
+                        live.requestStop()
+                    }
+                case SIGUSR1:
+                    // Test hook: stall the audio thread for three periods to force an xrun.
+                    let periodMicroseconds = playback.configuration.periodFrames * 1_000_000 / setup.rate
+                    Log.info("SIGUSR1: stalling the audio thread for \(3 * periodMicroseconds) µs (xrun test)")
+                    live.stallMicroseconds.store(3 * periodMicroseconds, ordering: .relaxed)
+                case SIGHUP:
+                    Log.info("SIGHUP: reloading \(setlist.entries[switcher.currentIndex].rack)")
+                    switcher.request(.reload)
+                default:
+                    break
+                }
+                if let watcher, watcher.changed().contains(setlist.entries[switcher.currentIndex].rack) {
+                    Log.info("\(setlist.entries[switcher.currentIndex].rack) changed on disk: reloading")
+                    switcher.request(.reload)
+                }
+                player.collectRetired()
+                if setup.status && tick % 10 == 0 { printStatus(live.status()) }
+            }
+            thread.join()
+            player.collectRetired()
+            let s = live.status()
+            switch outcome.get()! {
+            case .stopped, .finished:
+                Log.info("stopped after \(ms(Double(framesBefore + s.frames) / rate * 1000 / 1000)) s, \(s.xruns) xruns")
+                return 0
+            case .deviceLost(let error):
+                Log.error("audio device lost: \(error); retrying every second")
+                framesBefore += s.frames
+                _ = consume live
+                while true {
+                    let signal = Signals.wait(milliseconds: 1000)
+                    if signal == SIGINT || signal == SIGTERM {
+                        Log.info("stopped while waiting for the device")
+                        return 0
+                    }
+                    do {
+                        (playback, capture) = try openDevices()
+                        guard playback.configuration.periodFrames == period,
+                            (capture?.configuration.channels ?? 1) == inputChannels
+                        else {
+                            Log.error("the device came back with another period or channel count; retrying")
+                            continue
+                        }
+                        break
+                    } catch {
+                        continue
+                    }
+                }
+                Log.info("audio device back: \(playback.configuration)")
+                live = LiveAudio(playback: playback, capture: capture, player: player,
+                                 frameLimit: limit.map { $0 - framesBefore })
+            }
+        }
+    }
+
+    func printStatus(_ s: LiveAudio.Status) {
+        Log.status(
+            "load \(Int((s.load * 100).rounded()))% | xruns \(s.xruns)\(s.lastXrun.map { " (last: \($0.side) \($0.code))" } ?? "") | in \(dbfs(s.peakIn)) dBFS | out \(dbfs(s.peakOut)) dBFS")
+    }
+
+    func ms(_ x: Double) -> String { formatNumber((x * 10).rounded() / 10) }
+    func dbfs(_ x: Float) -> String { x > 0 ? formatNumber((Double(20 * log10f(x)) * 10).rounded() / 10) : "-inf" }
+}
+
+/// Where the audio thread leaves its outcome for the control thread.
+final class OutcomeBox: @unchecked Sendable {
+    private let done = Atomic<Bool>(false)
+    private var value: LiveAudio.Outcome?
+    func set(_ v: LiveAudio.Outcome) {
+        value = v
+        done.store(true, ordering: .releasing)
+    }
+    func get() -> LiveAudio.Outcome? { done.load(ordering: .acquiring) ? value : nil }
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Command-line tests of the release `stagerack`: exit codes, messages, signals, files.
+# Live audio runs through alsa-lib's file plugin (no sound hardware needed).
+# Last line: "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${STAGERACK:-.build/release/stagerack}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+passed=0
+failed=0
+check() {  # check NAME COMMAND...: passes when COMMAND succeeds
+  local name=$1
+  shift
+  if "$@" >"$WORK/check.log" 2>&1; then
+    passed=$((passed + 1))
+    echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name"
+    sed 's/^/     /' "$WORK/check.log" | tail -20
+  fi
+}
+
+cat >"$WORK/alsa.conf" <<CONF
+pcm.cli_null { type null }
+pcm.cli_out { type file  slave.pcm "cli_null"  format "raw"  truncate true  file "$WORK/playback.raw" }
+pcm.cli_in { type file  slave.pcm "cli_null"  format "raw"  file "/dev/null"  infile "$WORK/capture.raw" }
+CONF
+export ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$WORK/alsa.conf"
+# Ten seconds of a stereo float tone as the "microphone".
+python3 - "$WORK/capture.raw" <<'PY'
+import math, struct, sys
+with open(sys.argv[1], "wb") as f:
+    f.write(b"".join(struct.pack("<ff", *(2 * [0.3 * math.sin(2 * math.pi * 440 * i / 48000)])) for i in range(480000)))
+PY
+
+version() { "$BIN" --version | grep -q '^stagerack '; }
+check "--version" version
+
+help_all() { for c in play render validate units graph devices; do "$BIN" "$c" --help | grep -q "usage: stagerack $c" || return 1; done; }
+check "--help on every command" help_all
+
+unknown() { "$BIN" rendr 2>&1 | grep -q 'did you mean "render"'; test "${PIPESTATUS[0]}" -eq 2; }
+check "unknown command suggests the right one, exit 2" unknown
+
+validate_good() { "$BIN" validate racks/*.json Tests/Fixtures/setlists/echo-a.json; }
+check "validate: shipped racks are valid" validate_good
+
+validate_bad() {
+  local out
+  out=$("$BIN" validate Tests/Fixtures/racks/invalid/parameter-out-of-range.json 2>&1)
+  local rc=$?
+  test $rc -eq 1 && grep -q 'parameter-out-of-range.json:6:64: units.mix.params.gain2: 40 is outside -96…24 dB' <<<"$out" \
+    && ! grep -qi 'fatal\|stack' <<<"$out"
+}
+check "validate: bad rack gives file:line:col, exit 1, no stack trace" validate_bad
+
+validate_setlist() {
+  local out
+  out=$("$BIN" validate Tests/Fixtures/setlists/gig.json 2>&1)
+  test $? -eq 1 && grep -q 'broken-c.json:1:44: units.out.type: unknown unit type "outptu"' <<<"$out"
+}
+check "validate: a setlist checks every rack" validate_setlist
+
+render_demo() {
+  "$BIN" render racks/default.json --demo --output "$WORK/demo.wav" 2>"$WORK/render.log" || return 1
+  grep -q 'rendered 9 s to .*demo.wav: peak .* dBFS, CPU .* s, .*x real time' "$WORK/render.log" && test -s "$WORK/demo.wav"
+}
+check "render: the default rack's demo" render_demo
+
+render_needs_output() { ! "$BIN" render racks/default.json --demo 2>/dev/null; }
+check "render: --output is required" render_needs_output
+
+graph() { "$BIN" graph racks/default.json | head -1 | grep -q '^digraph'; }
+check "graph: DOT output" graph
+
+units() { "$BIN" units | grep -q '^mixer:' && "$BIN" units mixer | grep -q 'pan1'; }
+check "units: types and parameters" units
+
+devices() { "$BIN" devices --no-probe >/dev/null; }
+check "devices: runs without sound hardware" devices
+
+play_signals() {
+  "$BIN" play Tests/Fixtures/setlists/gig.json --playback cli_out --capture cli_in --status 2>"$WORK/play.log" &
+  local pid=$!
+  sleep 2
+  kill -HUP $pid
+  sleep 1
+  local t0=$(date +%s%N)
+  kill -TERM $pid
+  wait $pid
+  local rc=$?
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  test $rc -eq 0 || { echo "exit $rc"; cat "$WORK/play.log"; return 1; }
+  test $ms -lt 2000 || { echo "took ${ms} ms to stop"; return 1; }
+  grep -q 'SIGHUP: reloading' "$WORK/play.log" && grep -q 'switched to echo-a.json' "$WORK/play.log" \
+    && grep -q 'info: stopped after' "$WORK/play.log" && ! kill -0 $pid 2>/dev/null
+}
+check "play: SIGHUP reloads, SIGTERM stops within 2 s with exit 0" play_signals
+
+play_duration() {
+  "$BIN" play racks/default.json --playback cli_out --capture cli_in --duration 1 2>"$WORK/play2.log" || return 1
+  # pre-fill (2 × 128 frames) + 1 s of stereo float
+  test "$(stat -c %s "$WORK/playback.raw")" -eq $(( (256 + 48000) * 8 ))
+}
+check "play: --duration plays exactly that long" play_duration
+
+play_bad_rack() {
+  local out
+  out=$("$BIN" play Tests/Fixtures/racks/invalid/unknown-unit-type.json --playback cli_out 2>&1)
+  test $? -eq 1 && grep -q 'unknown-unit-type.json:5:22' <<<"$out"
+}
+check "play: a bad rack is reported, exit 1" play_bad_rack
+
+play_bad_device() {
+  local out
+  out=$("$BIN" play racks/default.json --playback no_such_pcm --duration 1 2>&1)
+  test $? -eq 1 && grep -q 'no_such_pcm: snd_pcm_open failed' <<<"$out"
+}
+check "play: an unknown device is a clear error" play_bad_device
+
+echo "$passed passed, $failed failed"
+test $failed -eq 0
