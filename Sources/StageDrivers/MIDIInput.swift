@@ -57,6 +57,11 @@ public final class MIDIInput: @unchecked Sendable {
     public let outputPort: Int
     /// Records for a monitor (when `options.monitor`). Consumer: one thread.
     public let monitor: SPSCQueue<MIDIMonitorRecord>?
+    /// Preset selection (Program Change, next/previous triggers) and transport, for the
+    /// control thread; kept across mapper replacements. Consumer: one control thread.
+    public let actions = SPSCQueue<ControlAction>(minimumCapacity: 256)
+    /// Parameter changes made on the control side, on their way to the current mapper.
+    let notices = SPSCQueue<ParameterNotice>(minimumCapacity: 4096)
 
     // Counters (any thread may read).
     public var messagesReceived: Int { received.load(ordering: .relaxed) }
@@ -165,6 +170,16 @@ public final class MIDIInput: @unchecked Sendable {
         wake()
     }
 
+    /// Tells the current mapper that a parameter changed on the control side (a snapshot
+    /// recalled, a UI): its knobs then wait for pickup (`byPreset`) and its feedback goes
+    /// out. Never blocks; false when the queue is full. Thread: one control thread.
+    @discardableResult
+    public func noteParameterMoved(_ address: ParameterAddress, to value: Float, byPreset: Bool = true) -> Bool {
+        let ok = notices.push(ParameterNotice(address: address, value: value, byPreset: byPreset))
+        wake()
+        return ok
+    }
+
     /// Makes the MIDI thread look at its inputs now (e.g. after `noteParameterMoved`, so
     /// feedback goes out at once). Thread: any.
     public func wake() {
@@ -231,8 +246,13 @@ public final class MIDIInput: @unchecked Sendable {
             if stopping.load(ordering: .acquiring) { break }
             readEvents()
             if let mapper {
+                while let n = notices.pop() { mapper.noteParameterMoved(n.address, to: n.value, byPreset: n.byPreset) }
                 let count = mapper.poll(seconds: monotonicSeconds()) { push($0) }
                 if count > 0 { record(MIDIMessage(status: 0), seconds: monotonicSeconds(), source: (-1, -1), count: count) }
+                forwardActions()
+                sendFeedback()
+            } else {
+                while notices.pop() != nil {}
             }
         }
     }
@@ -287,13 +307,23 @@ public final class MIDIInput: @unchecked Sendable {
         }
         mapper.handle(message, at: EngineEvent.now, seconds: seconds) { push($0) }
         record(message, seconds: seconds, source: currentSource, count: mapper.outcomeCount)
+        forwardActions()
         sendFeedback()
     }
 
+    func forwardActions() {
+        guard let mapper else { return }
+        while let a = mapper.actions.pop() { _ = actions.push(a) }
+    }
+
+    /// Into the engine's (or `RackPlayer`'s) queue, tagged with the generation of the plan
+    /// the mapper was made for (tempo is for whatever rack plays).
     @inline(__always)
     func push(_ e: EngineEvent) {
         guard let events else { return }
-        if !events.push(e) { dropped.add(1, ordering: .relaxed) }
+        var tagged = e
+        tagged.generation = e.kind == .tempo ? 0 : (mapper?.generation ?? 0)
+        if !events.push(tagged) { dropped.add(1, ordering: .relaxed) }
     }
 
     func record(_ message: MIDIMessage, seconds: Double, source: (Int16, Int16), count: Int) {

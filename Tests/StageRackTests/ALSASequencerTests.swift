@@ -30,7 +30,7 @@ final class ALSASequencerTests: XCTestCase {
 
     func testAControllerAppearingLaterIsConnectedAndMapped() throws {
         let plan = try RackBuilding.plan(rack)
-        let mapper = MIDIMapper(plan: plan)
+        let mapper = MIDIMapper(plan: plan, presetsByDefault: true)
         let queue = SPSCQueue<EngineEvent>(minimumCapacity: 1024)
         let input = try MIDIInput(options: MIDIInput.Options(clientName: "StageRackTest", patterns: ["TestSender*"]), mapper: mapper, events: queue)
         try input.start()
@@ -48,6 +48,16 @@ final class ALSASequencerTests: XCTestCase {
         XCTAssertEqual(got?.kind, .parameter)
         XCTAssertEqual(got?.value, -40)
         XCTAssertEqual(input.messagesReceived, 1)
+        XCTAssertEqual(got?.generation, plan.generation, "tagged for the plan the mapper was made for")
+
+        // A program change becomes an action for the control thread.
+        try sender!.send(MIDIBytes(0xC0, 3, count: 2), from: port)
+        var action: ControlAction?
+        XCTAssertTrue(waitUntil(5) {
+            action = action ?? input.actions.pop()
+            return action != nil
+        })
+        XCTAssertEqual(action, ControlAction(kind: .selectPreset, program: 3))
 
         sender = nil  // the client quits
         XCTAssertTrue(waitUntil(5) { input.connectedSources.isEmpty })

@@ -32,6 +32,8 @@ public final class MIDIMapper: @unchecked Sendable {
     public let programChannel: Int?
     /// The rack's own tempo (before any clock or tap).
     public let rackTempo: Double
+    /// `RenderPlan.generation` of the plan its unit and parameter indices refer to.
+    public let generation: UInt32
 
     /// Preset and transport requests for the control thread. Producer: the mapper's thread.
     public let actions = SPSCQueue<ControlAction>(minimumCapacity: 256)
@@ -86,6 +88,7 @@ public final class MIDIMapper: @unchecked Sendable {
     public init(plan: RenderPlan, presetsByDefault: Bool = false) {
         let midi = plan.rack.midi
         sampleRate = plan.sampleRate
+        generation = plan.generation
         receivers = plan.midiReceivers
         receiverNames = plan.midiReceivers.map { plan.unitIDs[$0] }
         followsClock = midi.clock
