@@ -71,6 +71,7 @@ public final class OfflineRenderer {
         stage_enable_flush_to_zero()
         let messages = midi?.messages ?? []
         var nextMessage = 0
+        var lastMapper: MIDIMapper?
         var bankMSB = [Int](repeating: 0, count: 16)
         var bankLSB = [Int](repeating: 0, count: 16)
         let inputChannels = input?.channels.count ?? 0
@@ -103,12 +104,24 @@ public final class OfflineRenderer {
                     continue
                 }
                 let mapper = switcher?.mapper ?? ownMapper
+                if mapper !== lastMapper {
+                    if let lastMapper { mapper.takeOver(from: lastMapper) }  // knobs wait for pickup
+                    lastMapper = mapper
+                }
                 let generation = switcher?.currentPlan.generation ?? 0
                 mapper.handle(m.message, at: t) { e in
                     var tagged = e
                     tagged.generation = generation
                     _ = player.events.push(tagged)
                 }
+            }
+            // A 14-bit half whose partner never came applies once its wait is over.
+            let mapper = switcher?.mapper ?? ownMapper
+            let generation = switcher?.currentPlan.generation ?? 0
+            mapper.poll(seconds: blockEnd) { e in
+                var tagged = e
+                tagged.generation = generation
+                _ = player.events.push(tagged)
             }
             for c in 0..<inputBus.channelCount {
                 let dst = inputBus[c]

@@ -18,7 +18,9 @@ public struct StatusRecord: Sendable, Equatable {
     public var xruns: Int
     /// Where the last xrun happened and ALSA's code, e.g. ("playback", -32).
     public var lastXrun: (side: String, code: Int)?
-    /// The last MIDI event, as text (nil: none yet, or no MIDI input).
+    /// MIDI messages received since start; nil: no MIDI input.
+    public var midiMessages: Int?
+    /// The last MIDI event, as text (nil: none yet, or not known).
     public var lastMIDI: String?
     /// Seconds since the audio started.
     public var seconds: Double
@@ -27,7 +29,8 @@ public struct StatusRecord: Sendable, Equatable {
 
     public init(
         rackName: String, rackFile: String = "", snapshot: String? = nil, peakIn: Float?, peakOut: Float, load: Float,
-        xruns: Int = 0, lastXrun: (side: String, code: Int)? = nil, lastMIDI: String? = nil, seconds: Double = 0,
+        xruns: Int = 0, lastXrun: (side: String, code: Int)? = nil, midiMessages: Int? = nil, lastMIDI: String? = nil,
+        seconds: Double = 0,
         realtime: Bool = false
     ) {
         self.rackName = rackName
@@ -38,6 +41,7 @@ public struct StatusRecord: Sendable, Equatable {
         self.load = load
         self.xruns = xruns
         self.lastXrun = lastXrun
+        self.midiMessages = midiMessages
         self.lastMIDI = lastMIDI
         self.seconds = seconds
         self.realtime = realtime
@@ -46,7 +50,7 @@ public struct StatusRecord: Sendable, Equatable {
     public static func == (a: StatusRecord, b: StatusRecord) -> Bool {
         a.rackName == b.rackName && a.rackFile == b.rackFile && a.snapshot == b.snapshot && a.peakIn == b.peakIn
             && a.peakOut == b.peakOut && a.load == b.load && a.xruns == b.xruns && a.lastXrun?.side == b.lastXrun?.side
-            && a.lastXrun?.code == b.lastXrun?.code && a.lastMIDI == b.lastMIDI && a.seconds == b.seconds
+            && a.lastXrun?.code == b.lastXrun?.code && a.midiMessages == b.midiMessages && a.lastMIDI == b.lastMIDI && a.seconds == b.seconds
             && a.realtime == b.realtime
     }
 }
@@ -59,13 +63,15 @@ public func dbfsText(_ x: Float) -> String {
 }
 
 /// The plain status line (`--status`, and `--meters` when stderr is not a terminal):
-/// `load 12% | xruns 0 | in -12.3 dBFS | out -3.0 dBFS`. Thread: any.
+/// `load 12% | xruns 0 | in -12.3 dBFS | out -3.0 dBFS | midi 42` (messages received;
+/// `midi off` without MIDI input). Thread: any.
 public func statusLine(_ r: StatusRecord) -> String {
     var s = "load \(Int((r.load * 100).rounded()))% | xruns \(r.xruns)"
     if let x = r.lastXrun { s += " (last: \(x.side) \(x.code))" }
     if let pin = r.peakIn { s += " | in \(dbfsText(pin)) dBFS" }
     s += " | out \(dbfsText(r.peakOut)) dBFS"
-    if let m = r.lastMIDI { s += " | midi \(m)" }
+    s += " | midi \(r.midiMessages.map(String.init) ?? "off")"
+    if let m = r.lastMIDI { s += " (last: \(m))" }
     return s
 }
 
@@ -119,7 +125,7 @@ public struct MeterView: Sendable {
                 fraction: Double(r.load), holdFraction: Double(loadHold), flag: r.load >= 1 ? "OVER" : ""))
         var last = "xruns \(r.xruns)"
         if let x = r.lastXrun { last += " (last: \(x.side) \(x.code))" }
-        last += "   last MIDI: \(r.lastMIDI ?? "-")"
+        last += "   MIDI: \(r.midiMessages.map { "\($0) messages, last: \(r.lastMIDI ?? "-")" } ?? "off")"
         out.append(fit(last))
         return out
     }

@@ -119,8 +119,34 @@ final class LiveSession {
         let switcher = PresetSwitcher(
             setlist: setlist, index: 0, player: player, firstPlan: plan, registry: Registry.standard, options: options,
             log: { Log.info($0) })
+        // MIDI: the sequencer client feeds the player's queue; program changes and preset
+        // buttons come back as actions for the switcher.
+        var midi: MIDIInput?
+        do {
+            let input = try MIDIInput(
+                options: .init(patterns: rack.midi.connect), mapper: MIDIMapper(plan: plan, presetsByDefault: true),
+                events: player.events)
+            try input.start()
+            midi = input
+            Log.info("MIDI: \(input.inputName) listening\(rack.midi.connect.isEmpty ? " (every hardware port)" : " (\(rack.midi.connect.joined(separator: ", ")))")")
+        } catch {
+            Log.warning("MIDI: no sequencer (\(error)); playing without MIDI")
+        }
+        let midiInput = midi
+        ALSAMessages.route()  // the sequencer silenced alsa-lib's messages: keep them in the log
+        switcher.onChange = { newPlan, _ in
+            midiInput?.replaceMapper(MIDIMapper(plan: newPlan, presetsByDefault: true), events: player.events)
+        }
+        switcher.onRecall = { plan, snapshot in
+            for v in snapshot.values {
+                if let a = plan.address(of: v.target) { midiInput?.noteParameterMoved(a, to: v.value) }
+            }
+        }
         switcher.start()
-        defer { switcher.stop() }
+        defer {
+            switcher.stop()
+            midiInput?.stop()
+        }
         let watcher = setup.watch ? FileWatcher(paths: setlist.entries.map(\.rack)) : nil
         if setup.watch && watcher == nil { Log.warning("--watch: inotify is not available; files are not watched") }
 
@@ -172,12 +198,24 @@ final class LiveSession {
                 default:
                     break
                 }
+                if let midiInput {
+                    while let action = midiInput.actions.pop() {
+                        switch action.kind {
+                        case .selectPreset: switcher.request(.program(Int(action.program) + 1, bank: max(Int(action.bank), 0)))
+                        case .nextPreset: switcher.request(.next)
+                        case .previousPreset: switcher.request(.previous)
+                        default: break
+                        }
+                    }
+                    for line in midiInput.takeLog() { Log.info("MIDI: \(line)") }
+                }
                 if let watcher, watcher.changed().contains(setlist.entries[switcher.currentIndex].rack) {
                     Log.info("\(setlist.entries[switcher.currentIndex].rack) changed on disk: reloading")
                     switcher.request(.reload)
                 }
                 player.collectRetired()
                 status.song = song(switcher.currentIndex)
+                status.midiMessages = midiInput?.messagesReceived
                 status.update(live.status(), hasCapture: capture != nil)
             }
             thread.join()

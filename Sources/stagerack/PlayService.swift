@@ -159,6 +159,8 @@ final class StatusView {
     /// The song playing: its name (or the rack's) and rack file.
     var song: (name: String, file: String)
     var realtime = false
+    /// MIDI messages received since start; nil: no MIDI input.
+    var midiMessages: Int?
     /// Frames played before the device was last reopened (its counters start again at 0).
     var framesBefore = 0 {
         didSet { loggedXruns = 0 }
@@ -181,7 +183,8 @@ final class StatusView {
     func record(_ s: LiveAudio.Status) -> StatusRecord {
         StatusRecord(
             rackName: song.name, rackFile: song.file, peakIn: s.peakIn, peakOut: s.peakOut, load: s.load, xruns: s.xruns,
-            lastXrun: s.lastXrun, seconds: Double(framesBefore + s.frames) / rate, realtime: realtime)
+            lastXrun: s.lastXrun, midiMessages: midiMessages, seconds: Double(framesBefore + s.frames) / rate,
+            realtime: realtime)
     }
 
     /// Called after each wait of the control loop with a fresh status.

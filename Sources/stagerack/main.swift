@@ -21,6 +21,8 @@ let usage = """
       devices                              ALSA sound devices and what they accept
       units [TYPE]                         unit types with their parameters
       graph RACK                           the rack as a Graphviz DOT digraph
+      midi-monitor [RACK]                  incoming MIDI and what the rack maps it to
+      learn RACK --param UNIT.PARAM        map the next control moved (--write: into the file)
       install-service [--rack PATH] [...]  install the binary, racks and the systemd service
 
     stagerack COMMAND --help shows a command's options; stagerack --version the version.
@@ -33,6 +35,8 @@ let commands: [String: (help: String, run: ([String]) throws -> Int32)] = [
     "units": (UnitsCommand.help, UnitsCommand.run),
     "devices": (DevicesCommand.help, DevicesCommand.run),
     "graph": (GraphCommand.help, GraphCommand.run),
+    "midi-monitor": (MIDIMonitorCommand.help, MIDIMonitorCommand.run),
+    "learn": (LearnCommand.help, LearnCommand.run),
     "install-service": (InstallServiceCommand.help, InstallServiceCommand.run),
 ]
 

@@ -71,7 +71,7 @@ final class MeterViewTests: XCTestCase {
         XCTAssertTrue(first[1].hasPrefix("in     -inf dBFS  max   -inf  "), first[1])
         XCTAssertEqual(filled(String(first[1].dropFirst(30))), 0)
         XCTAssertTrue(first[3].hasPrefix("load      4 %     max      4  "), first[3])
-        XCTAssertEqual(first[4], "xruns 0   last MIDI: -")
+        XCTAssertEqual(first[4], "xruns 0   MIDI: off")
 
         // −6 dBFS in: 90% of the bar (the floor is −60).
         let half = frames[3]
@@ -88,28 +88,29 @@ final class MeterViewTests: XCTestCase {
         // The overloaded block and the xrun.
         XCTAssertTrue(frames[6][3].hasPrefix("load    130 %"), frames[6][3])
         XCTAssertTrue(frames[6][3].hasSuffix(" OVER"))
-        XCTAssertEqual(frames[6][4], "xruns 1 (last: playback -32)   last MIDI: -")
+        XCTAssertEqual(frames[6][4], "xruns 1 (last: playback -32)   MIDI: off")
         XCTAssertTrue(frames[9][3].contains("max    130"), frames[9][3])
     }
 
     func testNarrowTerminalsAndNoCapture() {
         var r = recorded[3]
         r.peakIn = nil
-        r.lastMIDI = "note on C4 100"
+        r.midiMessages = 12
         let lines = MeterView(width: 40).lines(r)
         for l in lines { XCTAssertLessThanOrEqual(l.count, 40, l) }
         XCTAssertEqual(lines[1], "in    (no capture device)")
         XCTAssertTrue(lines[0].hasSuffix("…"))
-        XCTAssertEqual(lines[4], "xruns 0   last MIDI: note on C4 100")
+        XCTAssertEqual(lines[4], "xruns 0   MIDI: 12 messages, last: -")
     }
 
     func testPlainStatusLine() {
-        XCTAssertEqual(statusLine(recorded[3]), "load 6% | xruns 0 | in -6.0 dBFS | out -12.0 dBFS")
-        XCTAssertEqual(statusLine(recorded[6]), "load 130% | xruns 1 (last: playback -32) | in -20.0 dBFS | out -26.0 dBFS")
+        XCTAssertEqual(statusLine(recorded[3]), "load 6% | xruns 0 | in -6.0 dBFS | out -12.0 dBFS | midi off")
+        XCTAssertEqual(statusLine(recorded[6]), "load 130% | xruns 1 (last: playback -32) | in -20.0 dBFS | out -26.0 dBFS | midi off")
         var r = recorded[0]
         r.peakIn = nil
+        r.midiMessages = 3
         r.lastMIDI = "cc 7 = 100"
-        XCTAssertEqual(statusLine(r), "load 4% | xruns 0 | out -inf dBFS | midi cc 7 = 100", "no capture: no input level")
+        XCTAssertEqual(statusLine(r), "load 4% | xruns 0 | out -inf dBFS | midi 3 (last: cc 7 = 100)", "no capture: no input level")
     }
 
     func testRedrawSequences() {

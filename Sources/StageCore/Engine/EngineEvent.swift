@@ -11,6 +11,8 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         case tempo
         /// Reset every unit (silence all tails).
         case resetAll
+        /// Set the bypass of unit `unit` to `value` (0 in use … 1 bypassed), smoothed.
+        case bypass
     }
 
     public var kind: Kind
@@ -44,9 +46,10 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         self.message = message
     }
 
+    /// A parameter change; `ParameterAddress.bypassIndex` makes it a `.bypass` event.
     @inlinable
     public static func setParameter(_ address: ParameterAddress, _ value: Float, at time: Int64 = now) -> EngineEvent {
-        EngineEvent(kind: .parameter, sampleTime: time, unit: Int32(address.unit), parameter: Int32(address.parameter),
+        EngineEvent(kind: address.parameter == ParameterAddress.bypassIndex ? .bypass : .parameter, sampleTime: time, unit: Int32(address.unit), parameter: Int32(address.parameter),
                     value: value)
     }
 
@@ -66,6 +69,8 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
 public struct ParameterAddress: Sendable, Hashable, BitwiseCopyable {
     public var unit: Int
     public var parameter: Int
+    /// The `parameter` index that names the engine's bypass of the unit (`unit.bypass`).
+    public static let bypassIndex = -1
     @inlinable
     public init(unit: Int, parameter: Int) {
         self.unit = unit

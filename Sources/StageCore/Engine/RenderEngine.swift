@@ -27,6 +27,8 @@ public final class RenderEngine: @unchecked Sendable {
     let blockEventCapacity: Int
     let unitEvents: UnsafeMutablePointer<UnitEvent>
     let unitEventCapacity: Int
+    /// `unit.bypass`: crossfades of each unit's output toward its input.
+    let bypass: UnitBypass
     /// Per-step duration of the last instrumented blocks, in nanoseconds (benchmarks).
     public let stepNanoseconds: UnsafeMutablePointer<UInt64>
     public var measuresSteps = false
@@ -43,6 +45,7 @@ public final class RenderEngine: @unchecked Sendable {
         injected = .allocate(capacity: injectedCapacity)
         unitEventCapacity = eventsPerBlock
         unitEvents = .allocate(capacity: eventsPerBlock)
+        bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
         stepNanoseconds = .allocate(capacity: max(plan.steps.count, 1))
         stepNanoseconds.initialize(repeating: 0, count: max(plan.steps.count, 1))
     }
@@ -110,6 +113,7 @@ public final class RenderEngine: @unchecked Sendable {
             } else {
                 plan.units[u].render(context)
             }
+            bypass.apply(unit: u, step: step, frames: frameCount, events: blockEvents, count: count, blockStart: sampleTime)
         }
         sampleTime = blockEnd
     }
@@ -176,6 +180,9 @@ public final class RenderEngine: @unchecked Sendable {
         }
         return count
     }
+
+    /// The bypass value (0…1) unit `u` is heading to. Thread: render (or control when idle).
+    public func bypassTarget(unit u: Int) -> Float { bypass.targetValue(u) }
 
     @inline(__always)
     private func adapt(_ a: AdapterStep, frames: Int) {

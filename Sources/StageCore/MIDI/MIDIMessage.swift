@@ -52,6 +52,21 @@ public struct MIDIMessage: Sendable, Equatable, Hashable, BitwiseCopyable, Custo
     @inlinable public static func channelPressure(channel: Int, value: Int) -> MIDIMessage {
         MIDIMessage(status: 0xD0 | UInt8(channel & 15), data1: UInt8(value & 127))
     }
+    @inlinable public static func polyPressure(channel: Int, note: Int, value: Int) -> MIDIMessage {
+        MIDIMessage(status: 0xA0 | UInt8(channel & 15), data1: UInt8(note & 127), data2: UInt8(value & 127))
+    }
+
+    // System real-time messages (one byte).
+    /// Timing clock: 24 per quarter note.
+    public static let clock = MIDIMessage(status: 0xF8)
+    public static let start = MIDIMessage(status: 0xFA)
+    public static let `continue` = MIDIMessage(status: 0xFB)
+    public static let stop = MIDIMessage(status: 0xFC)
+    public static let activeSensing = MIDIMessage(status: 0xFE)
+    public static let systemReset = MIDIMessage(status: 0xFF)
+
+    /// True for the one-byte real-time messages (clock, start, continue, stop, sensing, reset).
+    @inlinable public var isRealTime: Bool { status >= 0xF8 }
 
     public var description: String {
         let ch = "ch\(channel + 1)"
@@ -63,7 +78,16 @@ public struct MIDIMessage: Sendable, Equatable, Hashable, BitwiseCopyable, Custo
         case .programChange: return "Program \(data1) \(ch)"
         case .channelPressure: return "Pressure \(data1) \(ch)"
         case .pitchBend: return "PitchBend \(bendValue - 8192) \(ch)"
-        case .system: return "System 0x\(String(status, radix: 16))"
+        case .system:
+            switch status {
+            case 0xF8: return "Clock"
+            case 0xFA: return "Start"
+            case 0xFB: return "Continue"
+            case 0xFC: return "Stop"
+            case 0xFE: return "ActiveSensing"
+            case 0xFF: return "Reset"
+            default: return "System 0x\(String(status, radix: 16, uppercase: true))"
+            }
         }
     }
 }

@@ -77,38 +77,77 @@ public struct ConnectionDescription: Sendable, Equatable {
 /// The `midi` section.
 public struct MIDIDescription: Sendable {
     /// Patterns of sequencer client/port names to connect to (`*` and `?` wildcards).
+    /// Empty: every hardware port.
     public var connect: [String] = []
     public var map: [MIDIMappingDescription] = []
+    /// Whether MIDI clock sets the tempo (and Start/Stop reach the control side).
+    public var clock: Bool = true
+    /// What Program Change does; nil: select presets when the rack plays under the preset
+    /// switcher (a setlist, `stagerack play`), else pass them to the units.
+    public var programs: ProgramRouting?
+    /// 1…16: only this channel's Program Change and Bank Select choose presets; nil: any.
+    public var programChannel: Int?
     public init() {}
 }
 
-/// One entry of `midi.map`: a controller message moving a parameter.
+/// One entry of `midi.map`: a control (knob, fader, encoder, pad, key) moving a parameter
+/// or firing an action.
 public struct MIDIMappingDescription: Sendable, Equatable {
-    public var cc: Int
+    public var source: MIDIControlSource
+    /// 14-bit values: a CC pair (MSB `cc`, LSB `cc + 32`) or NRPN/RPN data MSB+LSB.
+    public var hires: Bool
     /// 1…16, or nil for every channel.
     public var channel: Int?
-    /// `unit.param`.
-    public var target: String
-    /// The value at controller 0 and at 127; nil means the parameter's range ends.
+    /// `unit.param` (or `unit.bypass`); nil when the mapping fires an `action`.
+    public var target: String?
+    public var action: MappingAction?
+    /// The values at the control's two ends (off/on for buttons); nil means the
+    /// parameter's range ends. `min > max` inverts.
     public var min: Float?
     public var max: Float?
-    /// nil means the parameter's natural curve.
-    public var curve: ParameterCurve?
+    /// nil means the parameter's natural curve (steps over every choice of an enum).
+    public var curve: MappingCurve?
+    public var mode: MIDIControlMode
+    /// Relative encoders: one step moves `sensitivity / 128` of the knob's travel.
+    public var sensitivity: Float
+    /// nil: jump, except after a preset change moved the parameter (then pickup).
+    public var takeover: TakeoverRule?
+    public var button: ButtonBehavior?
+    /// Send the value back to the controller on load and on change.
+    public var feedback: Bool
     public var location: SourceLocation?
     public var targetLocation: SourceLocation?
 
     public init(
-        cc: Int, channel: Int? = nil, target: String, min: Float? = nil, max: Float? = nil,
-        curve: ParameterCurve? = nil, location: SourceLocation? = nil, targetLocation: SourceLocation? = nil
+        source: MIDIControlSource, hires: Bool = false, channel: Int? = nil, target: String? = nil,
+        action: MappingAction? = nil, min: Float? = nil, max: Float? = nil, curve: MappingCurve? = nil,
+        mode: MIDIControlMode = .absolute, sensitivity: Float = 1, takeover: TakeoverRule? = nil,
+        button: ButtonBehavior? = nil, feedback: Bool = false, location: SourceLocation? = nil,
+        targetLocation: SourceLocation? = nil
     ) {
-        self.cc = cc
+        self.source = source
+        self.hires = hires
         self.channel = channel
         self.target = target
+        self.action = action
         self.min = min
         self.max = max
         self.curve = curve
+        self.mode = mode
+        self.sensitivity = sensitivity
+        self.takeover = takeover
+        self.button = button
+        self.feedback = feedback
         self.location = location
         self.targetLocation = targetLocation
+    }
+
+    /// The classic knob mapping: controller `cc` moves `target`.
+    public init(
+        cc: Int, channel: Int? = nil, target: String, min: Float? = nil, max: Float? = nil,
+        curve: ParameterCurve? = nil
+    ) {
+        self.init(source: .cc(cc), channel: channel, target: target, min: min, max: max, curve: curve.map(MappingCurve.init))
     }
 }
 

@@ -35,6 +35,9 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// Called after every switch or recall with the new plan (MIDI layer: new mappings,
     /// soft takeover). Thread: the switcher's thread.
     public var onChange: (@Sendable (RenderPlan, Request) -> Void)?
+    /// Called after a snapshot recall (MIDI layer: knobs wait for pickup, feedback goes out).
+    /// Thread: the switcher's thread.
+    public var onRecall: (@Sendable (RenderPlan, SnapshotDescription) -> Void)?
     let registry: UnitRegistry
     let options: GraphCompiler.Options
     let log: @Sendable (String) -> Void
@@ -57,7 +60,7 @@ public final class PresetSwitcher: @unchecked Sendable {
         self.player = player
         currentIndex = index
         currentPlan = firstPlan
-        mapper = MIDIMapper(plan: firstPlan)
+        mapper = MIDIMapper(plan: firstPlan, presetsByDefault: true)
         self.registry = registry
         self.options = options
         self.log = log
@@ -137,7 +140,7 @@ public final class PresetSwitcher: @unchecked Sendable {
             player.controlEvents.push(e)
         }
         log("snapshot \"\(snapshot.name)\" (morph \(formatNumber(snapshot.morphSeconds * 1000)) ms)")
-        onChange?(currentPlan, request)
+        onRecall?(currentPlan, snapshot)
         return true
     }
 
@@ -154,7 +157,7 @@ public final class PresetSwitcher: @unchecked Sendable {
             }
             currentIndex = index
             currentPlan = plan
-            mapper = MIDIMapper(plan: plan)
+            mapper = MIDIMapper(plan: plan, presetsByDefault: true)
             loadsCompleted.add(1, ordering: .relaxed)
             let ms = Double(monotonicNanoseconds() - started) / 1e6
             log("switched to \(entry.name) (\(index + 1)/\(setlist.entries.count)), loaded in \(formatNumber((ms * 10).rounded() / 10)) ms")

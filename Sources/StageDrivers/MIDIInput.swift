@@ -1,0 +1,425 @@
+import CALSA
+import StageCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One message as the MIDI thread saw it, for monitors: what came in, from where, and
+/// what the mapper made of it (one record per outcome). Thread: any (a value).
+@frozen
+public struct MIDIMonitorRecord: Sendable, BitwiseCopyable {
+    public var message: MIDIMessage
+    /// Monotonic seconds at arrival.
+    public var seconds: Double
+    /// The sending port, or −1 for outcomes of time passing (a 14-bit half completed).
+    public var sourceClient: Int16
+    public var sourcePort: Int16
+    public var outcome: MappingOutcome
+    /// False for the second and later outcomes of the same message.
+    public var isFirst: Bool
+}
+
+/// The rack's live MIDI input: an ALSA sequencer client (`StageRack`, ports `in` and
+/// `out`) that connects to the controllers the rack names, follows hotplug, decodes
+/// events and maps them on a thread of its own.
+///
+/// - Connects to every port matching `midi.connect` (default: every hardware port, never
+///   Midi Through or itself) at start, and to matching ports that appear later (System
+///   Announce); ports that vanish and come back are connected again by name.
+/// - Any program can also connect to `StageRack:in` (aconnect, aplaymidi -p, a DAW).
+/// - Decodes channel messages, NRPN/RPN and 14-bit events (as their CCs), clock and
+///   Start/Stop; passes over SysEx. Maps each through a `MIDIMapper` and pushes engine
+///   events into the engine's queue (this thread is that queue's one producer).
+/// - Sends the mapper's feedback out of `StageRack:out`, which it connects to the
+///   controllers' inputs when some mapping asks for feedback.
+///
+/// Thread: init, `start`, `stop`, `replaceMapper`, `wake`, `takeLog` on the control
+/// thread; the rest runs on the MIDI thread it starts.
+public final class MIDIInput: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var clientName: String
+        /// Port name patterns (`midi.connect`); empty: every hardware port.
+        public var patterns: [String]
+        /// Queue a `MIDIMonitorRecord` for every message (see `monitor`).
+        public var monitor: Bool
+        public init(clientName: String = "StageRack", patterns: [String] = [], monitor: Bool = false) {
+            self.clientName = clientName
+            self.patterns = patterns
+            self.monitor = monitor
+        }
+    }
+
+    public let options: Options
+    public let clientID: Int
+    public let inputPort: Int
+    public let outputPort: Int
+    /// Records for a monitor (when `options.monitor`). Consumer: one thread.
+    public let monitor: SPSCQueue<MIDIMonitorRecord>?
+    /// Preset selection (Program Change, next/previous triggers) and transport, for the
+    /// control thread; kept across mapper replacements. Consumer: one control thread.
+    public let actions = SPSCQueue<ControlAction>(minimumCapacity: 256)
+    /// Parameter changes made on the control side, on their way to the current mapper.
+    let notices = SPSCQueue<ParameterNotice>(minimumCapacity: 4096)
+
+    // Counters (any thread may read).
+    public var messagesReceived: Int { received.load(ordering: .relaxed) }
+    /// Engine events lost because the engine's queue was full.
+    public var engineEventsDropped: Int { dropped.load(ordering: .relaxed) }
+    /// Times the kernel's input pool overflowed (events lost before we read them).
+    public var inputOverruns: Int { overruns.load(ordering: .relaxed) }
+    public var sysExSkipped: Int { sysEx.load(ordering: .relaxed) }
+    let received = Atomic<Int>(0)
+    let dropped = Atomic<Int>(0)
+    let overruns = Atomic<Int>(0)
+    let sysEx = Atomic<Int>(0)
+
+    let sequencer: ALSASequencer
+    let rules: MIDIPortRules
+    // MIDI thread state.
+    var mapper: MIDIMapper?
+    var events: SPSCQueue<EngineEvent>?
+    var sources: [SequencerPort] = []
+    var destinations: [SequencerPort] = []
+    var parser = MIDIByteParser()
+    let decodeBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
+    var needsInitialFeedback = true
+    var currentSource: (Int16, Int16) = (-1, -1)
+
+    // Control ↔ MIDI thread.
+    let swap = Mutex<(MIDIMapper?, SPSCQueue<EngineEvent>?)?>(nil)
+    let swapPending = Atomic<Bool>(false)
+    let stopping = Atomic<Bool>(false)
+    let log = Mutex<[String]>([])
+    let connected = Mutex<[String]>([])
+    let wakeRead: Int32
+    let wakeWrite: Int32
+    var thread: pthread_t?
+
+    /// Opens the sequencer client and its ports. `mapper` may be nil (a bare monitor);
+    /// `events` is the engine's queue (nil: events are dropped). Thread: control.
+    public init(options: Options, mapper: MIDIMapper?, events: SPSCQueue<EngineEvent>?) throws(ALSASequencerError) {
+        self.options = options
+        sequencer = try ALSASequencer(name: options.clientName)
+        clientID = sequencer.clientID
+        inputPort = try sequencer.createPort(name: "in", input: true)
+        outputPort = try sequencer.createPort(name: "out", input: false)
+        // Hotplug: the system announces clients and ports starting and stopping.
+        try sequencer.connectFrom(MIDIPortRules.systemClient, Int(SND_SEQ_PORT_SYSTEM_ANNOUNCE), to: inputPort)
+        rules = MIDIPortRules(patterns: options.patterns, ownClient: clientID)
+        self.mapper = mapper
+        self.events = events
+        monitor = options.monitor ? SPSCQueue(minimumCapacity: 8192) : nil
+        var fds: [Int32] = [0, 0]
+        try ALSASequencer.check("pipe", pipe(&fds) == 0 ? 0 : -errno, "making the MIDI thread's wake-up pipe")
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+    }
+
+    deinit {
+        stop()
+        close(wakeRead)
+        close(wakeWrite)
+        decodeBuffer.deallocate()
+    }
+
+    /// `StageRack:in (128:0)`.
+    public var inputName: String { "\(options.clientName):in (\(clientID):\(inputPort))" }
+    public var outputName: String { "\(options.clientName):out (\(clientID):\(outputPort))" }
+
+    /// Connects to the ports that exist now and starts the MIDI thread.
+    /// Thread: control, once.
+    public func start() throws(ALSASequencerError) {
+        precondition(thread == nil, "MIDIInput started twice")
+        for p in try sequencer.ports() { consider(p) }
+        var t = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let r = pthread_create(&t, nil, { raw in
+            let input = Unmanaged<MIDIInput>.fromOpaque(raw!).takeRetainedValue()
+            input.run()
+            return nil
+        }, context)
+        if r != 0 {
+            Unmanaged<MIDIInput>.fromOpaque(context).release()
+            throw ALSASequencerError(function: "pthread_create", code: -r, context: "starting the MIDI thread")
+        }
+        thread = t
+    }
+
+    /// Stops the MIDI thread and waits for it. The client stays open until release.
+    /// Thread: control.
+    public func stop() {
+        guard let t = thread else { return }
+        stopping.store(true, ordering: .releasing)
+        wake()
+        pthread_join(t, nil)
+        thread = nil
+    }
+
+    /// Hands the MIDI thread a new mapper and engine queue (a new plan, after a preset
+    /// switch); it switches between two messages, carrying the knobs' positions over
+    /// (`MIDIMapper.takeOver`) and sending the new values as feedback. Thread: control.
+    public func replaceMapper(_ mapper: MIDIMapper?, events: SPSCQueue<EngineEvent>?) {
+        swap.withLock { $0 = (mapper, events) }
+        swapPending.store(true, ordering: .releasing)
+        wake()
+    }
+
+    /// Tells the current mapper that a parameter changed on the control side (a snapshot
+    /// recalled, a UI): its knobs then wait for pickup (`byPreset`) and its feedback goes
+    /// out. Never blocks; false when the queue is full. Thread: one control thread.
+    @discardableResult
+    public func noteParameterMoved(_ address: ParameterAddress, to value: Float, byPreset: Bool = true) -> Bool {
+        let ok = notices.push(ParameterNotice(address: address, value: value, byPreset: byPreset))
+        wake()
+        return ok
+    }
+
+    /// Makes the MIDI thread look at its inputs now (e.g. after `noteParameterMoved`, so
+    /// feedback goes out at once). Thread: any.
+    public func wake() {
+        var b: UInt8 = 1
+        _ = write(wakeWrite, &b, 1)
+    }
+
+    /// Connection changes since the last call (`connected: …`, `disconnected: …`).
+    /// Thread: control.
+    public func takeLog() -> [String] {
+        log.withLock { lines in
+            let out = lines
+            lines.removeAll()
+            return out
+        }
+    }
+
+    /// The source ports connected now.
+    public var connectedSources: [String] { connected.withLock { $0 } }
+
+    // MARK: - MIDI thread
+
+    func run() {
+        var fds: [pollfd]
+        do {
+            fds = try sequencer.pollDescriptors()
+        } catch {
+            note("MIDI input stopped: \(error)")
+            return
+        }
+        fds.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+        var drain = [UInt8](repeating: 0, count: 64)
+        while !stopping.load(ordering: .acquiring) {
+            if swapPending.exchange(false, ordering: .acquiringAndReleasing) {
+                if let (m, e) = swap.withLock({ s -> (MIDIMapper?, SPSCQueue<EngineEvent>?)? in
+                    let v = s
+                    s = nil
+                    return v
+                }) {
+                    if let old = mapper, let m { m.takeOver(from: old) }  // knobs wait for pickup
+                    mapper = m
+                    events = e
+                    needsInitialFeedback = true
+                }
+            }
+            if needsInitialFeedback {
+                needsInitialFeedback = false
+                mapper?.queueInitialFeedback()
+            }
+            sendFeedback()
+            var timeout: Int32 = 100
+            if let deadline = mapper?.nextDeadline {
+                timeout = Int32(min(max((deadline - monotonicSeconds()) * 1000, 0).rounded(.up), 100))
+            }
+            for i in fds.indices { fds[i].revents = 0 }
+            let n = poll(&fds, nfds_t(fds.count), timeout)
+            if n < 0 && errno != EINTR {
+                note("MIDI input stopped: poll failed (errno \(errno))")
+                return
+            }
+            if fds[fds.count - 1].revents & Int16(POLLIN) != 0 {
+                while read(wakeRead, &drain, drain.count) > 0 {}
+            }
+            if stopping.load(ordering: .acquiring) { break }
+            readEvents()
+            if let mapper {
+                while let n = notices.pop() { mapper.noteParameterMoved(n.address, to: n.value, byPreset: n.byPreset) }
+                let count = mapper.poll(seconds: monotonicSeconds()) { push($0) }
+                if count > 0 { record(MIDIMessage(status: 0), seconds: monotonicSeconds(), source: (-1, -1), count: count) }
+                forwardActions()
+                sendFeedback()
+            } else {
+                while notices.pop() != nil {}
+            }
+        }
+    }
+
+    func readEvents() {
+        while true {
+            let input: ALSASequencer.Input
+            do {
+                input = try sequencer.read()
+            } catch {
+                note("MIDI read error: \(error)")
+                return
+            }
+            switch input {
+            case .empty: return
+            case .overrun: overruns.add(1, ordering: .relaxed)
+            case .event(let ev): handle(ev)
+            }
+        }
+    }
+
+    func handle(_ ev: UnsafeMutablePointer<snd_seq_event_t>) {
+        let e = ev.pointee
+        if Int(e.source.client) == MIDIPortRules.systemClient {
+            announcement(e)
+            return
+        }
+        if e.type == UInt8(SND_SEQ_EVENT_SYSEX.rawValue) {
+            sysEx.add(1, ordering: .relaxed)
+            return
+        }
+        let n = sequencer.decode(ev, into: decodeBuffer, capacity: 64)
+        guard n > 0 else { return }
+        let now = monotonicSeconds()
+        currentSource = (Int16(e.source.client), Int16(e.source.port))
+        parser.reset()
+        for i in 0..<n {
+            parser.feed(decodeBuffer[i]) { message in map(message, seconds: now) }
+        }
+    }
+
+    func map(_ message: MIDIMessage, seconds: Double) {
+        received.add(1, ordering: .relaxed)
+        guard let mapper else {
+            if let monitor {
+                _ = monitor.push(
+                    MIDIMonitorRecord(
+                        message: message, seconds: seconds, sourceClient: currentSource.0, sourcePort: currentSource.1,
+                        outcome: .ignored, isFirst: true))
+            }
+            return
+        }
+        mapper.handle(message, at: EngineEvent.now, seconds: seconds) { push($0) }
+        record(message, seconds: seconds, source: currentSource, count: mapper.outcomeCount)
+        forwardActions()
+        sendFeedback()
+    }
+
+    func forwardActions() {
+        guard let mapper else { return }
+        while let a = mapper.actions.pop() { _ = actions.push(a) }
+    }
+
+    /// Into the engine's (or `RackPlayer`'s) queue, tagged with the generation of the plan
+    /// the mapper was made for (tempo is for whatever rack plays).
+    @inline(__always)
+    func push(_ e: EngineEvent) {
+        guard let events else { return }
+        var tagged = e
+        tagged.generation = e.kind == .tempo ? 0 : (mapper?.generation ?? 0)
+        if !events.push(tagged) { dropped.add(1, ordering: .relaxed) }
+    }
+
+    func record(_ message: MIDIMessage, seconds: Double, source: (Int16, Int16), count: Int) {
+        guard let monitor, let mapper else { return }
+        for i in 0..<count {
+            _ = monitor.push(
+                MIDIMonitorRecord(
+                    message: message, seconds: seconds, sourceClient: source.0, sourcePort: source.1,
+                    outcome: mapper.outcome(i), isFirst: i == 0))
+        }
+    }
+
+    func sendFeedback() {
+        guard let mapper else { return }
+        while let m = mapper.feedback.pop() {
+            let count = m.kind == .programChange || m.kind == .channelPressure ? 2 : 3
+            try? sequencer.send(MIDIBytes(m.status, m.data1, m.data2, count: count), from: outputPort)
+        }
+    }
+
+    // MARK: - Hotplug
+
+    func announcement(_ e: snd_seq_event_t) {
+        let type = Int32(e.type)
+        let addr = e.data.addr
+        switch type {
+        case Int32(SND_SEQ_EVENT_PORT_START.rawValue), Int32(SND_SEQ_EVENT_PORT_CHANGE.rawValue):
+            if let p = sequencer.port(client: Int(addr.client), port: Int(addr.port)) { consider(p) }
+        case Int32(SND_SEQ_EVENT_CLIENT_CHANGE.rawValue):
+            for p in (try? sequencer.ports(ofClient: Int(addr.client))) ?? [] { consider(p) }
+        case Int32(SND_SEQ_EVENT_PORT_EXIT.rawValue):
+            forget { $0.client == Int(addr.client) && $0.port == Int(addr.port) }
+        case Int32(SND_SEQ_EVENT_CLIENT_EXIT.rawValue):
+            forget { $0.client == Int(addr.client) }
+        case Int32(SND_SEQ_EVENT_PORT_SUBSCRIBED.rawValue):
+            let c = e.data.connect
+            if Int(c.dest.client) == clientID && Int(c.dest.port) == inputPort,
+                !sources.contains(where: { $0.client == Int(c.sender.client) && $0.port == Int(c.sender.port) }),
+                Int(c.sender.client) != MIDIPortRules.systemClient,
+                let p = sequencer.port(client: Int(c.sender.client), port: Int(c.sender.port))
+            {
+                sources.append(p)
+                note("connected: \(p) (by another program)")
+            }
+        case Int32(SND_SEQ_EVENT_PORT_UNSUBSCRIBED.rawValue):
+            let c = e.data.connect
+            if Int(c.dest.client) == clientID && Int(c.dest.port) == inputPort {
+                forget { $0.client == Int(c.sender.client) && $0.port == Int(c.sender.port) }
+            }
+        default:
+            break
+        }
+    }
+
+    /// Connects `p` if the rules want it and it is not connected yet.
+    func consider(_ p: SequencerPort) {
+        if rules.acceptsSource(p) && !sources.contains(where: { $0.client == p.client && $0.port == p.port }) {
+            do {
+                try sequencer.connectFrom(p.client, p.port, to: inputPort)
+                sources.append(p)
+                note("connected: \(p)")
+            } catch let error where error.code == -EBUSY {
+                sources.append(p)  // already connected (by aconnect, say)
+            } catch {
+                note("cannot connect \(p): \(error)")
+            }
+        }
+        guard mapper?.mappings.contains(where: \.feedback) == true, rules.acceptsDestination(p),
+            !destinations.contains(where: { $0.client == p.client && $0.port == p.port })
+        else { return }
+        do {
+            try sequencer.connectTo(p.client, p.port, from: outputPort)
+            destinations.append(p)
+            note("feedback to: \(p)")
+            needsInitialFeedback = true
+        } catch let error where error.code == -EBUSY {
+            destinations.append(p)
+        } catch {
+            note("cannot send feedback to \(p): \(error)")
+        }
+    }
+
+    func forget(_ which: (SequencerPort) -> Bool) {
+        for p in sources where which(p) { note("disconnected: \(p)") }
+        sources.removeAll(where: which)
+        destinations.removeAll(where: which)
+        publishConnections()
+    }
+
+    func note(_ line: String) {
+        log.withLock { $0.append(line) }
+        publishConnections()
+    }
+
+    func publishConnections() {
+        let names = sources.map(\.description)
+        connected.withLock { $0 = names }
+    }
+}
