@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# The end-to-end scenario of issue 7 on a real kernel (snd-aloop, snd-virmidi) in the VM:
+#   Tests/e2e/scenario.sh          on the host: builds the release stagerack, boots the VM,
+#                                  runs itself inside
+# Inside: `stagerack play` a rack on the Loopback card with its MIDI connected to a VirMIDI
+# port by name; a "voice" is played into its capture side with aplay, a real MIDI file
+# with aplaymidi into a VirMIDI port, the output recorded with arecord; then measured:
+# synth notes at the right pitches in order, the voice shifted by the rack's interval, a
+# CC lowering the synth at its moment, xruns reported and bounded, a controller that
+# appears later picked up by name, exit 0 on SIGTERM with no process left.
+# Last line: "N passed, N failed"; exit status non-zero on any failure.
+set -euo pipefail
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
+
+# ------------------------------------------------------------------ host side
+if [[ ${E2E_IN_VM:-} != 1 ]]; then
+    if [[ -z ${E2E_SKIP_BUILD:-} ]]; then
+        (cd "$REPO" && swift build -c release --product stagerack 2>&1 | grep -Ev '^warning: prohibited' >&2; exit "${PIPESTATUS[0]}") || {
+            echo "0 passed, 1 failed (release build failed)"; exit 1; }
+    fi
+    vm_dir=${E2E_VM_DIR:-$REPO/.build/vm}
+    mkdir -p "$vm_dir"
+    share=$(mktemp -d "$vm_dir/share-XXXX")
+    rc=0
+    "$SCRIPT_DIR/run-in-vm.sh" --timeout "${E2E_TIMEOUT:-240}" --share "$share" -- "$SCRIPT_DIR/scenario.sh" "$@" || rc=$?
+    if [[ -s $share/scenario/summary ]]; then
+        cat "$share/scenario/log" 2>/dev/null | tail -n 40 >&2 || true
+        cat "$share/scenario/summary"
+    else
+        echo "0 passed, 1 failed (the scenario did not complete in the VM, status $rc; console: $share/console.log)"
+        ((rc)) || rc=1
+    fi
+    exit "$rc"
+fi
+
+# ------------------------------------------------------------------ guest side
+WORK=${E2E_SHARE:-/tmp}/scenario
+rm -rf "$WORK"
+mkdir -p "$WORK"
+exec >"$WORK/log" 2>&1
+BIN=$REPO/.build/release/stagerack
+PERIOD=${E2E_PERIOD:-512}
+PERIODS=${E2E_PERIODS:-3}
+passed=0 failed=0
+ok() { echo "ok   - $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL - $1${2:+: $2}"; failed=$((failed + 1)); }
+finish() {
+    echo "$passed passed, $failed failed" | tee "$WORK/summary"
+    ((failed == 0))
+}
+wait_for() {  # wait_for SECONDS COMMAND...: until COMMAND succeeds
+    local deadline=$((SECONDS + $1)); shift
+    until "$@"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.05
+    done
+}
+cleanup() { pkill -x stagerack 2>/dev/null || true; pkill arecord 2>/dev/null || true; pkill -f 'cat /dev/snd/midiC1D0' 2>/dev/null || true; }
+trap cleanup EXIT
+
+# Test material: a 200 Hz "voice" (2.5 s, stereo float WAV) and a MIDI file:
+# C4 E4 G4 C5 (0.5 s each, from 0.5 s), then A4 held from 2.5 s to 4 s with CC7 = 0 at 3.25 s.
+python3 -S - "$WORK" <<'PY'
+import math, struct, sys
+work = sys.argv[1]
+rate, n = 48000, 48000 * 5 // 2
+data = b"".join(struct.pack("<ff", *(2 * [0.25 * math.sin(2 * math.pi * 200 * i / rate)])) for i in range(n))
+with open(work + "/voice.wav", "wb") as f:
+    f.write(b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 3, 2, rate, rate * 8, 8, 32)
+            + b"data" + struct.pack("<I", len(data)) + data)
+def vlq(v):
+    out = [v & 0x7F]
+    v >>= 7
+    while v:
+        out.insert(0, (v & 0x7F) | 0x80)
+        v >>= 7
+    return bytes(out)
+ppq = 480  # 120 BPM: 960 ticks per second
+events = [(0, b"\xb0\x07\x7f")]
+for k, note in enumerate([60, 64, 67, 72]):
+    events += [(480 + k * 480, bytes([0x90, note, 100])), (480 + k * 480 + 470, bytes([0x80, note, 0]))]
+events += [(2400, b"\x90\x45\x64"), (3120, b"\xb0\x07\x00"), (3840, b"\x80\x45\x00")]
+track, last = b"", 0
+for t, e in sorted(events, key=lambda x: x[0]):
+    track += vlq(t - last) + e
+    last = t
+track += b"\x00\xff\x2f\x00"
+with open(work + "/song.mid", "wb") as f:
+    f.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, ppq) + b"MTrk" + struct.pack(">I", len(track)) + track)
+PY
+
+# 1. The recorder first (what StageRack plays into Loopback 0,0 comes out of 1,0).
+arecord -q -D hw:Loopback,1,0 -f FLOAT_LE -c 2 -r 48000 "$WORK/out.wav" 2>"$WORK/arecord.err" &
+ARECORD=$!
+wait_for 10 grep -q RUNNING /proc/asound/Loopback/pcm1c/sub0/status || bad "arecord started" "$(cat "$WORK/arecord.err")"
+
+# 2. StageRack, as a user runs it: playback 0,0, capture 1,1, MIDI by name.
+"$BIN" play "$SCRIPT_DIR/racks/scenario.json" --playback hw:Loopback,0,0 --capture hw:Loopback,1,1 \
+    --period "$PERIOD" --periods "$PERIODS" --status 2>"$WORK/stagerack.log" &
+SR=$!
+if wait_for 60 grep -q 'audio thread running' "$WORK/stagerack.log" && wait_for 20 grep -q 'MIDI: connected: .*VirMIDI 1-1' "$WORK/stagerack.log"; then
+    ok "stagerack play runs on the Loopback card and connected to VirMIDI 1-1 by name"
+else
+    bad "stagerack play started and connected" "$(tr '\n' '|' <"$WORK/stagerack.log")"
+fi
+grep -m1 'latency' "$WORK/stagerack.log" || true
+
+# 3. The voice into the capture side, the MIDI file into VirMIDI 1-0, bridged raw into
+#    VirMIDI 1-1 (the port the rack names): aplaymidi → 20:0 → hw:1,0 → hw:1,1 → 21:0 → StageRack.
+cat /dev/snd/midiC1D0 >/dev/snd/midiC1D1 &
+BRIDGE=$!
+sleep 0.5
+aplay -q -D plughw:Loopback,0,1 "$WORK/voice.wav" 2>"$WORK/aplay.err" &
+APLAY=$!
+wait $APLAY || bad "aplay the voice" "$(cat "$WORK/aplay.err")"
+sleep 0.3
+aplaymidi -p 20:0 "$WORK/song.mid" 2>"$WORK/aplaymidi.err" || bad "aplaymidi" "$(cat "$WORK/aplaymidi.err")"
+sleep 0.5
+
+# 4. Hotplug: a controller that appears now, by name, sends C5 (note-on) and leaves.
+if python3 -S "$SCRIPT_DIR/seqclient.py" LateController --wait-subscriber 15 --linger 0.6 "90 48 64" >"$WORK/late.out" 2>&1 \
+    && wait_for 10 grep -q 'MIDI: connected: LateController' "$WORK/stagerack.log"; then
+    ok "a controller that appeared after the start was connected by name ($(head -n1 "$WORK/late.out"))"
+else
+    bad "hotplug controller" "$(cat "$WORK/late.out") | $(grep MIDI "$WORK/stagerack.log" | tr '\n' '|')"
+fi
+sleep 1.2
+
+# 5. SIGTERM: exit 0, nothing left behind.
+kill -TERM $SR
+rc=0
+wait $SR || rc=$?
+if ((rc == 0)) && ! pgrep -x stagerack >/dev/null; then ok "stagerack exits 0 on SIGTERM and leaves no process"; else bad "exit on SIGTERM" "status $rc"; fi
+sleep 0.3
+kill $BRIDGE 2>/dev/null || true
+kill -INT $ARECORD 2>/dev/null || true
+wait $ARECORD 2>/dev/null || true
+
+xruns=$(grep -o 'xruns [0-9]*' "$WORK/stagerack.log" | tail -n1 | awk '{print $2}')
+xruns=${xruns:-0}
+if ((xruns <= ${E2E_MAX_XRUNS:-10})); then ok "xruns reported: $xruns at ${PERIOD}x${PERIODS} (bound ${E2E_MAX_XRUNS:-10})"; else bad "xruns" "$xruns at ${PERIOD}x${PERIODS}"; fi
+
+# 6. Measure the recording.
+python3 -S - "$WORK/out.wav" <<'PY' >"$WORK/analysis.txt"
+import math, struct, sys
+raw = open(sys.argv[1], "rb").read()
+pos, fmt, data = 12, None, b""
+while pos + 8 <= len(raw):
+    cid, size = raw[pos:pos + 4], struct.unpack("<I", raw[pos + 4:pos + 8])[0]
+    if cid == b"data":
+        data = raw[pos + 8:pos + 8 + size]
+    pos += 8 + size + (size & 1)
+n = len(data) // 8
+left = struct.unpack("<%df" % (2 * n), data[:n * 8])[0::2]
+rate, win = 48000, 2400  # 50 ms windows
+names = {200.0: "dry", 299.66: "voice+700", 261.63: "C4", 329.63: "E4", 392.0: "G4", 523.25: "C5", 440.0: "A4"}
+coef = {f: 2 * math.cos(2 * math.pi * f / rate) for f in names}
+hann = [0.5 - 0.5 * math.cos(2 * math.pi * i / (win - 1)) for i in range(win)]
+labels, levels = [], []
+for w in range(n // win):
+    seg = left[w * win:(w + 1) * win]
+    mags = {}
+    for f, c in coef.items():
+        s1 = s2 = 0.0
+        for i, x in enumerate(seg):
+            s0 = x * hann[i] + c * s1 - s2
+            s2, s1 = s1, s0
+        mags[f] = math.sqrt(max(s1 * s1 + s2 * s2 - c * s1 * s2, 0)) * 4 / win
+    rms = math.sqrt(sum(x * x for x in seg) / win)
+    best = max(mags, key=mags.get)
+    labels.append(names[best] if mags[best] > 0.003 else "-")
+    levels.append((rms, mags))
+runs = []
+for i, l in enumerate(labels):
+    if runs and runs[-1][0] == l:
+        runs[-1][2] = i
+    else:
+        runs.append([l, i, i])
+runs = [r for r in runs if r[0] != "-" and r[2] - r[1] >= 2]
+print("runs", " ".join("%s@%.2f-%.2f" % (r[0], r[1] * 0.05, (r[2] + 1) * 0.05) for r in runs))
+seq = [r[0] for r in runs]
+voice = [r for r in runs if r[0] == "voice+700"]
+dry_windows = sum(1 for l in labels if l == "dry")
+if voice:
+    v = voice[0]
+    ratios = [levels[i][1][299.66] / max(levels[i][1][200.0], 1e-9) for i in range(v[1] + 2, v[2] - 1)]
+    print("voice %.2f s shifted, dry windows %d, shifted/dry min ratio %.1f" % ((v[2] - v[1] + 1) * 0.05, dry_windows, min(ratios) if ratios else 0))
+    print("VOICE_OK" if v[2] - v[1] >= 30 and dry_windows == 0 and ratios and min(ratios) > 5 else "VOICE_BAD")
+else:
+    print("VOICE_BAD no shifted voice")
+want = ["C4", "E4", "G4", "C5", "A4"]
+it = iter(seq)
+print("NOTES_OK" if all(any(x == w for x in it) for w in want) else "NOTES_BAD %s" % seq)
+a4 = [r for r in runs if r[0] == "A4"]
+if a4:
+    r = a4[0]
+    start = r[1]
+    before = max(levels[i][0] for i in range(start + 3, start + 12))
+    after = max(levels[i][0] for i in range(start + 18, min(start + 28, len(levels))))
+    drop = 20 * math.log10(before / max(after, 1e-9))
+    # The first window more than 20 dB down, in seconds after the note's onset (CC at 0.75 s).
+    at = next(((i - start) * 0.05 for i in range(start + 3, len(levels)) if levels[i][0] < before / 10), -1)
+    print("cc drop %.1f dB, %.2f s after the A4 onset" % (drop, at))
+    print("CC_OK" if drop > 20 and 0.7 <= at <= 0.9 else "CC_BAD")
+else:
+    print("CC_BAD no A4")
+print("LATE_OK" if "C5" in seq[seq.index("A4") + 1:] if "A4" in seq else False else "LATE_BAD")
+PY
+cat "$WORK/analysis.txt"
+grep -q VOICE_OK "$WORK/analysis.txt" && ok "the voice came out shifted up a fifth (200 → 299.7 Hz), no dry voice" || bad "voice shifted" "$(grep -i voice "$WORK/analysis.txt")"
+grep -q NOTES_OK "$WORK/analysis.txt" && ok "the synth played C4 E4 G4 C5 A4 in order at their pitches" || bad "synth notes" "$(grep NOTES "$WORK/analysis.txt")"
+grep -q CC_OK "$WORK/analysis.txt" && ok "CC7 = 0 lowered the synth by more than 20 dB at its moment ($(grep 'cc drop' "$WORK/analysis.txt"))" || bad "CC moved the level" "$(grep -i cc "$WORK/analysis.txt")"
+grep -q LATE_OK "$WORK/analysis.txt" && ok "the late controller's note (C5) reached the synth" || bad "late controller's note heard"
+finish
