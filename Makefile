@@ -6,7 +6,7 @@ OUT ?= out
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps test-deps build run test unit-tests bench clean install install-dry-run check-aarch64
+.PHONY: all deps test-deps build run test e2e unit-tests bench clean install install-dry-run check-aarch64
 
 all: build
 
@@ -30,6 +30,14 @@ test: test-deps
 	$(SWIFT) test -c release
 	$(SWIFT) build -c release --product stagerack
 	Tests/cli/run.sh
+	$(MAKE) e2e
+
+# End-to-end on a real Linux kernel in qemu (snd-aloop sound card, snd-virmidi ports):
+# the live scenario and the MIDI layer. A VM that cannot boot is a failure.
+e2e:
+	Tests/e2e/prepare-vm.sh
+	E2E_SKIP_BUILD=1 Tests/e2e/scenario.sh
+	E2E_SKIP_BUILD=1 Tests/e2e/midi.sh
 
 # The service (run as root): binary, racks, SoundFonts, /etc/stagerack/stagerack.json, the
 # systemd unit, the stagerack user; enables it. RACK=... picks the rack it plays.
