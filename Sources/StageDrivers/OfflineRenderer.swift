@@ -60,11 +60,19 @@ public final class OfflineRenderer {
         return Int(((max(inputSeconds, midiSeconds) + tail) * plan.sampleRate).rounded(.up))
     }
 
+    /// The frames of input and MIDI, without any tail.
+    public func contentFrames(input: AudioData?, midi: StandardMIDIFile?) -> Int {
+        let inputSeconds = input.map { Double($0.frameCount) / plan.sampleRate } ?? 0
+        return Int((max(inputSeconds, midi?.duration ?? 0) * plan.sampleRate).rounded(.up))
+    }
+
     /// Renders into `sink` (called after each block with the stereo output and its frame
-    /// count). `input` must already be at the plan's rate.
+    /// count). `input` must already be at the plan's rate. With `tailUntilSilent`, the
+    /// render goes on after `frames` until the output has stayed under −80 dBFS for 100 ms
+    /// (the racks' tails, measured rather than guessed), at most that many seconds more.
     @discardableResult
     public func render(
-        input: AudioData?, midi: StandardMIDIFile?, frames: Int, blockSize: Int,
+        input: AudioData?, midi: StandardMIDIFile?, frames: Int, blockSize: Int, tailUntilSilent: Double? = nil,
         progress: ((Double) -> Void)? = nil, sink: (AudioBus, Int) throws -> Void
     ) rethrows -> Summary {
         precondition(blockSize > 0 && blockSize <= plan.maxFrames)
@@ -83,8 +91,11 @@ public final class OfflineRenderer {
         let cpuStart = threadCPUSeconds()
         var lastProgress = cpuStart
         var done = 0
-        while done < frames {
-            let n = min(blockSize, frames - done)
+        let silentNeeded = Int(0.1 * plan.sampleRate)
+        let tailLimit = frames + Int((tailUntilSilent ?? 0) * plan.sampleRate)
+        var silentFrames = 0
+        while done < frames || (tailUntilSilent != nil && done < tailLimit && silentFrames < silentNeeded) {
+            let n = done < frames ? min(blockSize, frames - done) : min(blockSize, tailLimit - done)
             let blockEnd = Double(done + n) / plan.sampleRate
             // MIDI due in this block: program changes switch first, the rest is mapped.
             while nextMessage < messages.count, messages[nextMessage].seconds < blockEnd {
@@ -138,22 +149,25 @@ public final class OfflineRenderer {
             }
             player.render(frameCount: n, input: inputBus, output: out)
             player.collectRetired()
+            var blockPeak: Float = 0
             for c in 0..<2 {
                 let p = out[c]
-                for i in 0..<n { peak = max(peak, abs(p[i])) }
+                for i in 0..<n { blockPeak = max(blockPeak, abs(p[i])) }
             }
+            peak = max(peak, blockPeak)
+            silentFrames = blockPeak < RackPlayer.silenceThreshold ? silentFrames + n : 0
             try sink(out, n)
             done += n
             if let progress {
                 let now = threadCPUSeconds()
                 if now - lastProgress > 0.1 {
                     lastProgress = now
-                    progress(Double(done) / Double(frames))
+                    progress(min(Double(done) / Double(max(frames, 1)), 1))
                 }
             }
         }
         return Summary(
-            frames: frames, sampleRate: plan.sampleRate, peak: peak, cpuSeconds: threadCPUSeconds() - cpuStart,
+            frames: done, sampleRate: plan.sampleRate, peak: peak, cpuSeconds: threadCPUSeconds() - cpuStart,
             safety: player.current.safety, switches: switches)
     }
 }

@@ -23,7 +23,8 @@ enum RenderCommand {
           --midi FILE         a Standard MIDI File (type 0 or 1)
           --input FILE        audio for the rack's input unit
           --demo              use the built-in demo: a sung phrase and a chord progression
-          --duration SECONDS  length (default: the longer of input and MIDI, plus the tail)
+          --duration SECONDS  length (default: the longer of input and MIDI, then until the
+                              tails fall under -80 dBFS for 100 ms, 30 s at most)
           --sample-rate HZ    render rate (default: the input's, else the rack's, else 48000)
           --block FRAMES      block size, 1…8192 (default 256)
         """
@@ -69,11 +70,14 @@ enum RenderCommand {
                               log: { Console.err("info: \($0)") })
             : OfflineRenderer(plan: plan)
         let frames: Int
+        var tail: Double? = nil
         if let duration {
             frames = Int((duration * rate).rounded())
         } else {
-            frames = renderer.defaultFrames(input: input, midi: midi, maxTail: 10)
-            guard frames > 0 else {
+            // The input and the MIDI, then the tails until they fall silent (30 s at most).
+            frames = renderer.contentFrames(input: input, midi: midi) + plan.latencyFrames
+            tail = 30
+            guard frames > plan.latencyFrames else {
                 throw UsageError(message: "nothing to render: give --input, --midi, --duration or --demo")
             }
         }
@@ -81,7 +85,7 @@ enum RenderCommand {
         let wallStart = monotonicNanoseconds()
         var showing = false
         let summary = try renderer.render(
-            input: input, midi: midi, frames: frames, blockSize: block,
+            input: input, midi: midi, frames: frames, blockSize: block, tailUntilSilent: tail,
             progress: { fraction in
                 if !showing && monotonicNanoseconds() - wallStart > 1_000_000_000 { showing = true }
                 if showing { Console.progress(fraction, label: "rendering") }
