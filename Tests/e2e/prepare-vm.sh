@@ -163,10 +163,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 
-SHARE=; CMD=
+SHARE=; CMD=; WORKDIR=
 for arg in $(cat /proc/cmdline); do
     case $arg in
         share=*) SHARE=${arg#share=} ;;
+        work=*) WORKDIR=${arg#work=} ;;
         cmd=*) CMD=${arg#cmd=} ;;
     esac
 done
@@ -190,6 +191,12 @@ mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts $N/dev/pts
 mount -t tmpfs -o mode=1777 tmpfs $N/dev/shm
 mount -t tmpfs -o mode=0755 tmpfs $N/run
 mount -t tmpfs -o mode=1777 tmpfs $N/tmp
+# A working folder under /tmp or /run (hidden by the fresh tmpfs) comes as its own share.
+if [ -n "$WORKDIR" ]; then
+    mkdir -p "$N$WORKDIR"
+    mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose work "$N$WORKDIR" \
+        || fail "cannot mount the working folder (9p tag work) at $WORKDIR"
+fi
 [ -n "$SHARE" ] || fail "no share= on the kernel command line"
 mkdir -p "$N$SHARE"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=none share "$N$SHARE" \

@@ -58,13 +58,22 @@ fi
 share=$(cd "$share" && pwd -P)
 [[ $share != *[[:space:]]* ]] || die "the share path must not contain spaces: $share"
 case $share in
-    /tmp|/tmp/*|/run|/run/*|/proc/*|/sys/*|/dev/*) die "the share cannot live under /tmp, /run, /proc, /sys or /dev (the guest mounts fresh ones): $share" ;;
+    /proc/*|/sys/*|/dev/*) die "the share cannot live under /proc, /sys or /dev: $share" ;;
 esac
 rm -f "$share/exit-status" "$share/init-error" "$share/cmd.sh"
 
 cwd=$(pwd -P)
+# The guest mounts fresh tmpfs on /tmp and /run: a working folder there (a CI clone in
+# /tmp, say) is passed as its own read-only share, mounted at the same path.
+work_args=()
+work_kernel_arg=
 case $cwd in
-    /tmp|/tmp/*|/run|/run/*) log "warning: $cwd is under /tmp or /run, which are empty tmpfs in the guest" ;;
+    /tmp|/tmp/*|/run|/run/*)
+        workdir=$(git -C "$cwd" rev-parse --show-toplevel 2>/dev/null || echo "$cwd")
+        [[ $workdir != *[[:space:]]* ]] || die "the working folder must not contain spaces: $workdir"
+        work_args=(-virtfs "local,path=$workdir,mount_tag=work,security_model=none,readonly=on,multidevs=remap")
+        work_kernel_arg="work=$workdir"
+        ;;
 esac
 
 {
@@ -84,9 +93,10 @@ timeout --foreground --kill-after=5 "$timeout_s" \
     -nodefaults -no-user-config -display none -no-reboot \
     -chardev stdio,id=con,signal=off -serial chardev:con \
     -kernel "$VM_DIR/vmlinux" -initrd "$VM_DIR/initramfs.cpio.gz" \
-    -append "console=ttyS0 quiet loglevel=3 panic=-1 ${E2E_KERNEL_ARGS:-} rdinit=/init share=$share cmd=$share/cmd.sh" \
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 ${E2E_KERNEL_ARGS:-} rdinit=/init share=$share cmd=$share/cmd.sh $work_kernel_arg" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$share,mount_tag=share,security_model=none,multidevs=remap" \
+    "${work_args[@]}" \
     </dev/null 2>&1 | tee "$share/console.log" >&2
 qemu_rc=${PIPESTATUS[0]}
 set -e
