@@ -124,7 +124,7 @@ final class LiveSession {
         var midi: MIDIInput?
         do {
             let input = try MIDIInput(
-                options: .init(patterns: rack.midi.connect), mapper: MIDIMapper(plan: plan, presetsByDefault: true),
+                options: .init(patterns: rack.midi.connect, monitor: true), mapper: MIDIMapper(plan: plan, presetsByDefault: true),
                 events: player.events)
             try input.start()
             midi = input
@@ -134,10 +134,13 @@ final class LiveSession {
         }
         let midiInput = midi
         ALSAMessages.route()  // the sequencer silenced alsa-lib's messages: keep them in the log
+        let recalled = SnapshotName()
         switcher.onChange = { newPlan, _ in
+            recalled.set(nil)
             midiInput?.replaceMapper(MIDIMapper(plan: newPlan, presetsByDefault: true), events: player.events)
         }
         switcher.onRecall = { plan, snapshot in
+            recalled.set(snapshot.name)
             for v in snapshot.values {
                 if let a = plan.address(of: v.target) { midiInput?.noteParameterMoved(a, to: v.value) }
             }
@@ -208,6 +211,7 @@ final class LiveSession {
                         }
                     }
                     for line in midiInput.takeLog() { Log.info("MIDI: \(line)") }
+                    while let record = midiInput.monitor?.pop() { status.lastMIDI = record.message.description }
                 }
                 if let watcher, watcher.changed().contains(setlist.entries[switcher.currentIndex].rack) {
                     Log.info("\(setlist.entries[switcher.currentIndex].rack) changed on disk: reloading")
@@ -216,6 +220,7 @@ final class LiveSession {
                 player.collectRetired()
                 status.song = song(switcher.currentIndex)
                 status.midiMessages = midiInput?.messagesReceived
+                status.snapshot = recalled.get()
                 status.update(live.status(), hasCapture: capture != nil)
             }
             thread.join()
@@ -270,4 +275,11 @@ final class OutcomeBox: @unchecked Sendable {
         done.store(true, ordering: .releasing)
     }
     func get() -> LiveAudio.Outcome? { done.load(ordering: .acquiring) ? value : nil }
+}
+
+/// The snapshot recalled last, written by the switcher's thread, read by the control loop.
+final class SnapshotName: @unchecked Sendable {
+    private let lock = Mutex<String?>(nil)
+    func set(_ name: String?) { lock.withLock { $0 = name } }
+    func get() -> String? { lock.withLock { $0 } }
 }

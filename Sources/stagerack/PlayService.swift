@@ -162,6 +162,9 @@ final class StatusView {
     /// MIDI messages received since start; nil: no MIDI input.
     var midiMessages: Int?
     /// Frames played before the device was last reopened (its counters start again at 0).
+    /// The snapshot recalled last in the playing rack, and the last MIDI message seen.
+    var snapshot: String?
+    var lastMIDI: String?
     var framesBefore = 0 {
         didSet { loggedXruns = 0 }
     }
@@ -182,8 +185,8 @@ final class StatusView {
 
     func record(_ s: LiveAudio.Status) -> StatusRecord {
         StatusRecord(
-            rackName: song.name, rackFile: song.file, peakIn: s.peakIn, peakOut: s.peakOut, load: s.load, xruns: s.xruns,
-            lastXrun: s.lastXrun, midiMessages: midiMessages, seconds: Double(framesBefore + s.frames) / rate,
+            rackName: song.name, rackFile: song.file, snapshot: snapshot, peakIn: s.peakIn, peakOut: s.peakOut, load: s.load, xruns: s.xruns,
+            lastXrun: s.lastXrun, midiMessages: midiMessages, lastMIDI: lastMIDI, seconds: Double(framesBefore + s.frames) / rate,
             realtime: realtime)
     }
 
