@@ -7,11 +7,12 @@ enum DevicesCommand {
 
         Lists the ALSA PCM devices for playback and capture (name to use with --playback /
         --capture, description, and what each hardware device accepts: sample formats,
-        channels, rates). --no-probe skips opening devices.
+        channels, rates), and the sequencer's MIDI ports. --no-probe skips opening devices.
         """
 
     static func run(_ args: [String]) throws -> Int32 {
         let a = try Arguments(args, valueOptions: [], flagOptions: ["--no-probe"])
+        DeviceList.quietALSAMessages()  // listing a machine without cards makes alsa-lib complain
         let devices = DeviceList.pcmDevices(probe: !a.flags.contains("--no-probe"))
         if devices.isEmpty {
             Console.out("no ALSA PCM devices (is a sound card connected? see `aplay -l`)")
@@ -25,7 +26,18 @@ enum DevicesCommand {
                 if let accepts = d.accepts { Console.out("      accepts: \(accepts)") }
             }
         }
-        Console.out("MIDI ports: see `aconnect -l` (the sequencer listing comes with the MIDI layer)")
+        // The sequencer's MIDI ports: the names a rack's midi.connect patterns match.
+        do {
+            let seq = try ALSASequencer(name: "StageRack devices")
+            let ports = try seq.ports().filter { $0.client != seq.clientID && $0.client != 0 }
+            Console.out("MIDI ports (\(ports.count); match them in a rack with \"midi\": { \"connect\": [\"NAME*\"] }):")
+            for p in ports {
+                let direction = p.isReadable && p.isWritable ? "in/out" : p.isReadable ? "sends" : p.isWritable ? "receives" : "-"
+                Console.out("  \(p.client):\(p.port)  \(p.clientName): \(p.portName)  (\(direction))")
+            }
+        } catch {
+            Console.out("MIDI ports: none (\(error))")
+        }
         return 0
     }
 }

@@ -2,6 +2,10 @@ import CALSA
 
 /// The ALSA PCM devices this machine offers, for `stagerack devices`. Thread: control.
 public enum DeviceList {
+    /// Stops alsa-lib printing its own messages (a machine with no card makes it complain
+    /// while listing). Thread: control.
+    public static func quietALSAMessages() { stage_alsa_quiet_errors() }
+
     public struct PCMDevice: Sendable {
         /// The name to pass to `--playback`/`--capture` (e.g. `hw:CARD=USB,DEV=0`).
         public var name: String
