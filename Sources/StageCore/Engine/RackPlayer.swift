@@ -58,9 +58,6 @@ public final class RackPlayer: @unchecked Sendable {
     let forcedFadeStep: Float
     /// −80 dBFS.
     public static let silenceThreshold: Float = 1e-4
-    let scratchInput: BusStorage
-    let scratchOutput: BusStorage
-    let maxInputChannels = 8
     /// Switches started, and racks released from their tails (render thread counts).
     public let switches = Atomic<Int>(0)
     public let tailsEnded = Atomic<Int>(0)
@@ -88,8 +85,6 @@ public final class RackPlayer: @unchecked Sendable {
         fadeStep = 1 / Float(max(1, Int(fadeOutSeconds * rate)))
         events = SPSCQueue(minimumCapacity: queueCapacity)
         controlEvents = SPSCQueue(minimumCapacity: 1024)
-        scratchInput = BusStorage(bufferCount: maxInputChannels, maxFrames: engine.plan.maxFrames)
-        scratchOutput = BusStorage(bufferCount: 2, maxFrames: engine.plan.maxFrames)
         tails = .allocate(capacity: Self.maxTails)
         tails.initialize(
             repeating: Tail(active: false, pointer: currentPointer, start: 0, age: 0, quiet: 0, gain: 0, forced: false),

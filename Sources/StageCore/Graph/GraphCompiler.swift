@@ -51,7 +51,6 @@ public struct GraphCompiler {
             nodes.append(Node(id: u.id, type: type, description: u, layout: layout, sources: Array(repeating: nil, count: layout.inputs.count)))
         }
         let ids = nodes.map(\.id)
-        var sourceLocation: [String: SourceLocation?] = [:]
         var edgesOK = true
         for c in rack.connections {
             let path = "connections"
@@ -86,7 +85,6 @@ public struct GraphCompiler {
                 continue
             }
             nodes[to].sources[c.to.bus - 1] = from
-            sourceLocation["\(to):\(c.to.bus)"] = c.to.location
         }
         let outputs = nodes.indices.filter { nodes[$0].type.role == .hostOutput }
         if outputs.isEmpty {

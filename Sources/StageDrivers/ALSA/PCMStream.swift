@@ -170,48 +170,44 @@ public final class PCMStream: @unchecked Sendable {
 
     /// Reads `frames` ≤ one period into `bus`. Thread: audio.
     public func read(into bus: AudioBus, frames: Int) throws(ALSAError) {
-        var done = 0
-        while done < frames {
-            let n: Int
-            if configuration.interleaved {
-                n = snd_pcm_readi(pcm, raw + done * bytesPerFrame, snd_pcm_uframes_t(frames - done))
-            } else {
-                offsetChannelPointers(by: done)
-                n = snd_pcm_readn(pcm, channelBuffers, snd_pcm_uframes_t(frames - done))
-                offsetChannelPointers(by: -done)
-            }
-            if n == -Int(EAGAIN_) { continue }
-            if n < 0 { throw ALSAError(function: "snd_pcm_readi", device: configuration.device, code: Int32(n)) }
-            done += n
-        }
+        try transfer(frames: frames)
         decode(into: bus, frames: frames)
     }
 
     /// Writes `frames` ≤ one period from `bus`. Thread: audio.
     public func write(from bus: AudioBus, frames: Int) throws(ALSAError) {
         encode(from: bus, frames: frames)
-        try writeRaw(frames: frames)
+        try transfer(frames: frames)
     }
 
     /// Writes `frames` of silence. Thread: audio.
     public func writeSilence(frames: Int) throws(ALSAError) {
         raw.initializeMemory(as: UInt8.self, repeating: 0, count: frames * bytesPerFrame)
-        try writeRaw(frames: frames)
+        try transfer(frames: frames)
     }
 
-    private func writeRaw(frames: Int) throws(ALSAError) {
+    /// Moves `frames` between the device and `raw` (in for capture, out for playback),
+    /// retrying short transfers. Thread: audio.
+    private func transfer(frames: Int) throws(ALSAError) {
+        let capture = configuration.isCapture
+        let interleaved = configuration.interleaved
         var done = 0
         while done < frames {
+            let left = snd_pcm_uframes_t(frames - done)
             let n: Int
-            if configuration.interleaved {
-                n = snd_pcm_writei(pcm, raw + done * bytesPerFrame, snd_pcm_uframes_t(frames - done))
+            if interleaved {
+                let p = raw + done * bytesPerFrame
+                n = capture ? snd_pcm_readi(pcm, p, left) : snd_pcm_writei(pcm, p, left)
             } else {
                 offsetChannelPointers(by: done)
-                n = snd_pcm_writen(pcm, channelBuffers, snd_pcm_uframes_t(frames - done))
+                n = capture ? snd_pcm_readn(pcm, channelBuffers, left) : snd_pcm_writen(pcm, channelBuffers, left)
                 offsetChannelPointers(by: -done)
             }
             if n == -Int(EAGAIN_) { continue }
-            if n < 0 { throw ALSAError(function: "snd_pcm_writei", device: configuration.device, code: Int32(n)) }
+            if n < 0 {
+                let function = capture ? (interleaved ? "snd_pcm_readi" : "snd_pcm_readn") : (interleaved ? "snd_pcm_writei" : "snd_pcm_writen")
+                throw ALSAError(function: function, device: configuration.device, code: Int32(n))
+            }
             done += n
         }
     }
