@@ -52,7 +52,28 @@ public enum MIDIFiles {
 
 extension RackFiles {
     /// Reads a setlist, or a rack as a setlist of one. Thread: control.
-    public static func readSetlist(_ path: String) throws(RackError) -> Setlist {
+    /// Songs whose rack file does not exist (at load, not on stage at the program change),
+    /// each at its place in the setlist with the files of that folder it may have meant.
+    public static func missingSongs(_ setlist: Setlist) -> [RackDiagnostic] {
+        var found: [RackDiagnostic] = []
+        for (i, entry) in setlist.entries.enumerated() where !FileManager.default.fileExists(atPath: entry.rack) {
+            let folder = (entry.rack as NSString).deletingLastPathComponent
+            let written = entry.rackAsWritten.isEmpty ? entry.rack : entry.rackAsWritten
+            let writtenFolder = (written as NSString).deletingLastPathComponent
+            let neighbours = ((try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? [])
+                .filter { $0.hasSuffix(".json") }.sorted()
+                .map { writtenFolder.isEmpty ? $0 : writtenFolder + "/" + $0 }
+            found.append(
+                RackDiagnostic(
+                    file: setlist.file, location: entry.rackLocation ?? entry.location, path: "songs[\(i)].rack",
+                    message: "no such file \"\(written)\"\(Suggest.hint(for: written, in: neighbours))"))
+        }
+        return found
+    }
+
+    /// `checkSongs`: a song whose file is missing is an error (located in the setlist); off
+    /// for `validate`, which reports it beside the other songs' problems.
+    public static func readSetlist(_ path: String, checkSongs: Bool = true) throws(RackError) -> Setlist {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -61,7 +82,10 @@ extension RackFiles {
             throw RackError([RackDiagnostic(file: path, location: nil, path: "", message: reason)])
         }
         if let root = try? JSONParser.parse(text), Setlist.isSetlist(root) {
-            return try SetlistReader.read(text: text, file: path)
+            let setlist = try SetlistReader.read(text: text, file: path)
+            let missing = missingSongs(setlist)
+            if checkSongs && !missing.isEmpty { throw RackError(missing) }
+            return setlist
         }
         var single = Setlist()
         single.file = path

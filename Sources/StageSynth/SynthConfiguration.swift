@@ -4,7 +4,8 @@ import StageCore
 public struct SynthConfiguration: Sendable, Equatable {
     /// The `soundfont` setting as written (nil: the default font).
     public var soundfont: String?
-    /// Bank and program from the rack (nil: the font's and FluidSynth's defaults).
+    /// Bank and program from the rack (nil: the font's and FluidSynth's defaults). `program`
+    /// is FluidSynth's 0-based number, whichever way the rack file counts (`RackFormat`).
     public var bank: Int?
     public var program: Int?
     /// 0-based MIDI channel listened to; nil listens to all 16 (each plays on its own
@@ -50,7 +51,12 @@ public struct SynthConfiguration: Sendable, Equatable {
             return i
         }
         c.bank = integer("bank", 0...16383)
-        c.program = integer("program", 0...127)
+        let programs = RackFormat.programRange(settings.rackFormat)
+        if settings.node("program") != nil, let written = integer("program", programs) {
+            c.program = RackFormat.zeroBasedProgram(written, format: settings.rackFormat)
+        } else if settings.rackFormat < RackFormat.current, problems.last?.key == "program" {
+            problems[problems.count - 1].message += " (rack format 1 counts programs from 0; format 2 from 1)"
+        }
         c.transpose = integer("transpose", transposeRange) ?? 0
         c.polyphony = integer("polyphony", polyphonyRange) ?? 256
         if let node = settings.node("channel") {
@@ -134,7 +140,10 @@ public enum KeyRange {
             accidental += (c == "#" || c == "♯") ? 1 : -1
             chars = chars.dropFirst()
         }
-        guard let octave = Int(chars.trimmingWhitespace()) else { return nil }
+        // -1…9 are MIDI's octaves; a longer number (which could overflow) is no key.
+        guard let octave = Int(chars.trimmingWhitespace()), (-2...10).contains(octave), abs(accidental) <= 12 else {
+            return nil
+        }
         let k = 12 * (octave + 1) + base + accidental
         return (0...127).contains(k) ? k : nil
     }

@@ -44,7 +44,9 @@ public struct SynthUnitType: UnitType {
             SettingSpec(
                 key: "bank", kind: .integer(0...16383),
                 help: "preset bank (default 0; 128 for drums when the unit listens to channel 10 only)"),
-            SettingSpec(key: "program", kind: .integer(0...127), help: "preset number 0…127 (General MIDI number − 1)"),
+            SettingSpec(
+                key: "program", kind: .custom("integer 1…128 (rack format 1: 0…127)"),
+                help: "preset number as controllers and General MIDI lists count it, 1…128 (in a format 1 rack 0…127)"),
             SettingSpec(
                 key: "channel", kind: .custom("MIDI channel 1…16 or \"all\""),
                 help: "MIDI channel listened to (default \"all\": every channel plays on its own)"),
@@ -108,9 +110,10 @@ public struct SynthUnitType: UnitType {
             let bank = SynthUnit.bank(for: config, channel: config.channel ?? 0, font: font)
             let program = config.program ?? 0
             if font.preset(bank: bank, program: program) == nil {
+                let written = settings.rackFormat >= 2 ? program + 1 : program  // as the file counts
                 let some = font.presets.prefix(12).map(\.description).joined(separator: ", ")
                 throw UnitError(
-                    "synth: \(font.path) has no preset at bank \(bank) program \(program); "
+                    "synth: \(font.path) has no preset at bank \(bank) program \(written); "
                         + "it has \(font.presets.count) presets: \(some)\(font.presets.count > 12 ? ", …" : "")")
             }
         }

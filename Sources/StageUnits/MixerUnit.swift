@@ -15,10 +15,16 @@ public struct MixerUnitType: UnitType {
     public var name: String { "mixer" }
     public var summary: String { "N stereo inputs to stereo, with gain, pan and mute per input" }
     public var settings: [SettingSpec] {
-        [SettingSpec(key: "inputs", kind: .integer(1...32), help: "number of input buses (default 2)")]
+        [SettingSpec(key: "inputs", kind: .integer(Self.inputRange), help: "number of input buses (default 2)")]
     }
 
-    static func inputCount(_ settings: UnitSettings) -> Int { settings.int("inputs") ?? 2 }
+    static let inputRange = 1...32
+
+    /// The `inputs` setting, kept inside 1…32 even when called with settings the reader
+    /// rejected (a MIDI target or `units` listing must not trap on `"inputs": 0`).
+    static func inputCount(_ settings: UnitSettings) -> Int {
+        min(max(settings.int("inputs") ?? 2, inputRange.lowerBound), inputRange.upperBound)
+    }
 
     public func parameters(_ settings: UnitSettings) -> [ParameterSpec] {
         var specs = [

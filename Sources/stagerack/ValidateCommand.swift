@@ -17,11 +17,15 @@ enum ValidateCommand {
         var bad = 0
         for path in a.positional {
             do {
-                let setlist = try RackFiles.readSetlist(path)
-                var failed = false
-                for entry in setlist.entries {
+                let setlist = try RackFiles.readSetlist(path, checkSongs: false)
+                let missing = RackFiles.missingSongs(setlist)
+                var failed = !missing.isEmpty
+                for d in missing { Console.err(d.description) }
+                for entry in setlist.entries where !missing.contains(where: { $0.location == (entry.rackLocation ?? entry.location) }) {
                     do {
-                        let plan = try RackFiles.load(entry.rack, registry: Registry.standard, options: GraphCompiler.Options())
+                        let rack = try RackFiles.read(entry.rack, registry: Registry.standard)
+                        let plan = try GraphCompiler(registry: Registry.standard).compile(rack, options: GraphCompiler.Options())
+                        for n in rack.notes { Console.err(n.description) }
                         for w in plan.warnings { Console.err("\(entry.rack): warning: \(w)") }
                     } catch {
                         failed = true

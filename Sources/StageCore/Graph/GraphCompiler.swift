@@ -36,9 +36,10 @@ public struct GraphCompiler {
     private func analyse(_ rack: RackDescription, _ d: inout [RackDiagnostic], hostInputChannels: Int = 1)
         -> (nodes: [Node], order: [Int], output: Int)?
     {
+        var reported = Set(d)
         func report(_ loc: SourceLocation?, _ path: String, _ msg: String) {
             let diagnostic = RackDiagnostic(file: rack.file, location: loc, path: path, message: msg)
-            if !d.contains(diagnostic) { d.append(diagnostic) }  // a shared endpoint is one problem
+            if reported.insert(diagnostic).inserted { d.append(diagnostic) }  // a shared endpoint is one problem
         }
         let context = UnitBuildContext(sampleRate: 48000, hostInputChannels: hostInputChannels)
         var nodes: [Node] = []
@@ -51,15 +52,17 @@ public struct GraphCompiler {
             nodes.append(Node(id: u.id, type: type, description: u, layout: layout, sources: Array(repeating: nil, count: layout.inputs.count)))
         }
         let ids = nodes.map(\.id)
+        // Unit names are unique (a JSON object's keys): a dictionary keeps huge racks linear.
+        let indexOf = Dictionary(ids.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         var edgesOK = true
         for c in rack.connections {
             let path = "connections"
-            guard let from = ids.firstIndex(of: c.from.unit) else {
+            guard let from = indexOf[c.from.unit] else {
                 report(c.from.location, path, "no unit named \"\(c.from.unit)\"\(Suggest.hint(for: c.from.unit, in: ids))")
                 edgesOK = false
                 continue
             }
-            guard let to = ids.firstIndex(of: c.to.unit) else {
+            guard let to = indexOf[c.to.unit] else {
                 report(c.to.location, path, "no unit named \"\(c.to.unit)\"\(Suggest.hint(for: c.to.unit, in: ids))")
                 edgesOK = false
                 continue
@@ -143,7 +146,7 @@ public struct GraphCompiler {
     public func compile(_ rack: RackDescription, options: Options) throws(RackError) -> RenderPlan {
         var d: [RackDiagnostic] = []
         guard let (nodes, fullOrder, output) = analyse(rack, &d, hostInputChannels: options.hostInputChannels) else {
-            throw RackError(d)
+            throw RackError(RackDiagnostic.sortedByPlace(d))
         }
         func report(_ loc: SourceLocation?, _ path: String, _ msg: String) {
             d.append(RackDiagnostic(file: rack.file, location: loc, path: path, message: msg))
@@ -204,7 +207,7 @@ public struct GraphCompiler {
                 }
             }
         }
-        if !d.isEmpty { throw RackError(d) }
+        if !d.isEmpty { throw RackError(RackDiagnostic.sortedByPlace(d)) }
 
         // Make and prepare the units.
         let context = UnitBuildContext(sampleRate: options.sampleRate, hostInputChannels: options.hostInputChannels)
@@ -231,7 +234,7 @@ public struct GraphCompiler {
             }
             banks.append(bank)
         }
-        if !d.isEmpty { throw RackError(d) }
+        if !d.isEmpty { throw RackError(RackDiagnostic.sortedByPlace(d)) }
 
         // Buffers: mono channel buffers from a free list, released after their last reader.
         var lastUse = Array(repeating: -1, count: nodes.count)

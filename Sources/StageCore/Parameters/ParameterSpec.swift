@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// What a parameter's number means, for display, validation and MIDI curves.
 public enum ParameterUnit: String, Sendable, CaseIterable {
     case decibels = "dB"
@@ -113,7 +119,9 @@ public func formatNumber(_ value: Float) -> String {
 public func formatNumber(_ value: Double) -> String {
     if value.isNaN { return "nan" }
     if value.isInfinite { return value > 0 ? "inf" : "-inf" }
-    if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
+    // Beyond 1e15 (and for tiny non-zero values) three decimals say nothing: use an exponent.
+    if abs(value) >= 1e15 || (value != 0 && abs(value) < 0.0005) { return exponentForm(value) }
+    if value == value.rounded() { return String(Int64(value)) }
     var s = String(Int64((abs(value) * 1000).rounded()))
     while s.count < 4 { s = "0" + s }
     var frac = String(s.suffix(3))
@@ -121,4 +129,20 @@ public func formatNumber(_ value: Double) -> String {
     while frac.hasSuffix("0") { frac.removeLast() }
     let sign = value < 0 ? "-" : ""
     return frac.isEmpty ? sign + whole : sign + whole + "." + frac
+}
+
+/// `1.5e+308`, `-2e-50`: a number too large or too small for three decimals, with up to
+/// four significant digits.
+private func exponentForm(_ value: Double) -> String {
+    var exponent = Int(log10(abs(value)).rounded(.down))
+    var mantissa = value / pow(10, Double(exponent))
+    if !mantissa.isFinite {  // subnormals: 10^exponent underflows
+        mantissa = value * 1e300 / pow(10, Double(exponent + 300))
+    }
+    mantissa = (mantissa * 1000).rounded() / 1000
+    if abs(mantissa) >= 10 {
+        mantissa /= 10
+        exponent += 1
+    }
+    return "\(formatNumber(mantissa))e\(exponent < 0 ? "-" : "+")\(abs(exponent))"
 }

@@ -1,5 +1,5 @@
 /// One problem found in a rack file, located as `FILE:LINE:COL: path: message`.
-public struct RackDiagnostic: Sendable, Equatable, CustomStringConvertible {
+public struct RackDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// The file it came from; empty for racks that were not read from a file.
     public var file: String
     public var location: SourceLocation?
@@ -12,6 +12,16 @@ public struct RackDiagnostic: Sendable, Equatable, CustomStringConvertible {
         self.location = location
         self.path = path
         self.message = message
+    }
+
+    /// Sorted by line, then column (a stable sort: problems at one place keep their order;
+    /// those with no place come first).
+    public static func sortedByPlace(_ diagnostics: [RackDiagnostic]) -> [RackDiagnostic] {
+        diagnostics.enumerated().sorted { a, b in
+            let la = a.element.location ?? SourceLocation(line: 0, column: 0)
+            let lb = b.element.location ?? SourceLocation(line: 0, column: 0)
+            return la != lb ? la < lb : a.offset < b.offset
+        }.map(\.element)
     }
 
     public var description: String {
@@ -30,14 +40,18 @@ public struct RackError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
 }
 
-/// Suggests the closest known word to a misspelt one, for "did you mean" hints.
+/// Suggests known words for a misspelt or shortened one, for "did you mean" hints.
 public enum Suggest {
+    /// Words longer than this get no suggestion (and cost no time).
+    static let longestWord = 100
+
     /// The candidate nearest to `word` by edit distance (case-insensitive), if it is close
     /// enough to be a plausible typo.
     public static func closest(to word: String, in candidates: [String]) -> String? {
+        guard word.count <= longestWord else { return nil }
         let w = Array(word.lowercased())
         var best: (String, Int)?
-        for c in candidates {
+        for c in candidates where c.count <= longestWord {
             let d = distance(w, Array(c.lowercased()))
             if best == nil || d < best!.1 { best = (c, d) }
         }
@@ -46,10 +60,28 @@ public enum Suggest {
         return d <= limit ? candidate : nil
     }
 
-    /// `" (did you mean \"x\"?)"`, or empty when nothing is close.
+    /// What `word` may have meant, best first (at most three): a close typo; else the
+    /// candidates that end with it (`time` → `delayTime`); else those that contain it or
+    /// that it contains (`wet` → `wetDryMix`). Case-insensitive; words under 3 letters
+    /// only match as typos.
+    public static func candidates(for word: String, in candidates: [String]) -> [String] {
+        if let c = closest(to: word, in: candidates) { return [c] }
+        let w = word.lowercased()
+        guard w.count >= 3, w.count <= longestWord else { return [] }
+        let lowered = candidates.map { ($0, $0.lowercased()) }
+        let suffixes = lowered.filter { $0.1.hasSuffix(w) }.map(\.0)
+        if !suffixes.isEmpty { return Array(suffixes.prefix(3)) }
+        let parts = lowered.filter { $0.1.contains(w) || ($0.1.count >= 3 && w.contains($0.1)) }.map(\.0)
+        return Array(parts.prefix(3))
+    }
+
+    /// `" (did you mean \"x\"?)"`, `" (did you mean \"x\" or \"y\"?)"`, or empty when
+    /// nothing fits.
     public static func hint(for word: String, in candidates: [String]) -> String {
-        guard let c = closest(to: word, in: candidates) else { return "" }
-        return " (did you mean \"\(c)\"?)"
+        let found = Self.candidates(for: word, in: candidates).map { "\"\($0)\"" }
+        guard let last = found.last else { return "" }
+        let list = found.count == 1 ? last : found.dropLast().joined(separator: ", ") + " or " + last
+        return " (did you mean \(list)?)"
     }
 
     /// Levenshtein distance with adjacent transpositions counted as one edit.

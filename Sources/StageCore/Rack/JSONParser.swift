@@ -15,7 +15,9 @@ public struct JSONParser {
     private var line = 1
     private var column = 1
     private var depth = 0
-    private static let maxDepth = 200
+    /// Lists and objects nest at most this deep (a rack needs 5); deeper is an error, not a
+    /// stack overflow.
+    public static let maxDepth = 200
 
     public init(text: String) {
         bytes = Array(text.utf8)
@@ -64,6 +66,8 @@ public struct JSONParser {
             switch c {
             case 0x20, 0x09, 0x0A, 0x0D:
                 advance()
+            case UInt8(ascii: "#"):
+                throw error("'#' does not start a comment here: use // (or /* */) for comments")
             case UInt8(ascii: "/"):
                 let start = location
                 guard index + 1 < bytes.count else { throw error("unexpected '/'") }
@@ -115,7 +119,7 @@ public struct JSONParser {
 
     private mutating func enter() throws(JSONSyntaxError) {
         depth += 1
-        if depth > Self.maxDepth { throw error("nesting deeper than \(Self.maxDepth) levels") }
+        if depth > Self.maxDepth { throw error("lists and objects nested more than \(Self.maxDepth) deep (a rack needs about 5)") }
     }
 
     private mutating func parseObject() throws(JSONSyntaxError) -> JSONNode {
@@ -124,6 +128,7 @@ public struct JSONParser {
         defer { depth -= 1 }
         advance()  // {
         var members: [JSONMember] = []
+        var keys = Set<String>()  // duplicate check in linear time (huge objects)
         while true {
             try skipTrivia()
             guard let c = current else { throw error("object opened at \(start) is never closed (missing })") }
@@ -139,7 +144,7 @@ public struct JSONParser {
                 key = readIdentifier()
                 if key.isEmpty { throw error("expected a key in quotes or '}', found \(describeCurrent())") }
             }
-            if members.contains(where: { $0.key == key }) {
+            if !keys.insert(key).inserted {
                 throw error("key \"\(key)\" appears twice in this object", at: keyLocation)
             }
             try skipTrivia()
@@ -149,11 +154,17 @@ public struct JSONParser {
             advance()
             try skipTrivia()
             let value = try parseValue()
+            let valueEnd = location
             members.append(JSONMember(key: key, keyLocation: keyLocation, value: value))
             try skipTrivia()
             if current == UInt8(ascii: ",") {
                 advance()
             } else if current != UInt8(ascii: "}") {
+                if startsKey {
+                    throw error(
+                        "missing ',' after the value of \"\(key)\" (the next key starts at \(location))",
+                        at: valueEnd)
+                }
                 throw error("expected ',' or '}' after the value of \"\(key)\", found \(describeCurrent())")
             }
         }
@@ -173,23 +184,42 @@ public struct JSONParser {
                 return JSONNode(.array(elements), at: start)
             }
             elements.append(try parseValue())
+            let valueEnd = location
             try skipTrivia()
             if current == UInt8(ascii: ",") {
                 advance()
             } else if current != UInt8(ascii: "]") {
+                if startsValue {
+                    throw error(
+                        "missing ',' after item \(elements.count) of the list (the next one starts at \(location))",
+                        at: valueEnd)
+                }
                 throw error("expected ',' or ']' in the list, found \(describeCurrent())")
             }
         }
     }
 
+    /// Whether the current byte can begin a key: a missing comma rather than a stray character.
+    private var startsKey: Bool {
+        guard let c = current else { return false }
+        return c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") || isIdentifierByte(c)
+    }
+
+    /// Whether the current byte can begin a value.
+    private var startsValue: Bool {
+        guard let c = current else { return false }
+        return startsKey || c == UInt8(ascii: "{") || c == UInt8(ascii: "[") || c == UInt8(ascii: "-")
+            || c == UInt8(ascii: "+") || c == UInt8(ascii: ".")
+    }
+
+    private func isIdentifierByte(_ c: UInt8) -> Bool {
+        (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
+            || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: "_") || c == UInt8(ascii: "$")
+    }
+
     private mutating func readIdentifier() -> String {
         let startIndex = index
-        while let c = current,
-            (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
-                || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: "_") || c == UInt8(ascii: "$")
-        {
-            advance()
-        }
+        while let c = current, isIdentifierByte(c) { advance() }
         return String(decoding: bytes[startIndex..<index], as: UTF8.self)
     }
 
@@ -225,6 +255,9 @@ public struct JSONParser {
                         advance()
                         advance()
                         let low = try readHex4()
+                        guard (0xDC00...0xDFFF).contains(low) else {
+                            throw error("invalid \\u escape: a high surrogate needs a low one (\\udc00…\\udfff)", at: escapeLocation)
+                        }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     }
                     guard let u = Unicode.Scalar(scalar) else {
@@ -281,6 +314,7 @@ public struct JSONParser {
                 advance()
             }
             if digits == 0 { throw error("expected hex digits after 0x", at: start) }
+            if !v.isFinite { throw error("hexadecimal number too large", at: start) }
             return negative ? -v : v
         }
         while let c = current,
@@ -291,7 +325,8 @@ public struct JSONParser {
         }
         var text = String(decoding: bytes[startIndex..<index], as: UTF8.self)
         if text.hasPrefix("+") { text.removeFirst() }
-        guard let v = Double(text), v.isFinite else { throw error("'\(text)' is not a number", at: start) }
+        guard let v = Double(text) else { throw error("'\(text.prefix(40))' is not a number", at: start) }
+        if !v.isFinite { throw error("'\(text.prefix(40))' is too large a number", at: start) }
         return v
     }
 }

@@ -1,5 +1,5 @@
 /// A place in a text file: 1-based line and column (columns count characters).
-public struct SourceLocation: Sendable, Equatable, Comparable, CustomStringConvertible {
+public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var line: Int
     public var column: Int
     public init(line: Int, column: Int) {

@@ -14,6 +14,11 @@ public struct RackDescription: Sendable {
     public var io = IODescription()
     /// Named parameter sets recalled live (morphs, no rebuild).
     public var snapshots: [SnapshotDescription] = []
+    /// The file's `format` (see `RackFormat`).
+    public var format = RackFormat.current
+    /// Things worth saying about a valid rack (how to update a format 1 file), as
+    /// diagnostics that do not make the rack invalid.
+    public var notes: [RackDiagnostic] = []
 
     public init() {}
 

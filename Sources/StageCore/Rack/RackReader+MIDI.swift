@@ -292,6 +292,7 @@ extension RackReader {
         }
         let unitID = String(parts[0])
         let paramID = String(parts[1])
+        if ctx.brokenUnits.contains(unitID) { return nil }  // its own error says what is wrong
         guard let unit = rack.unit(unitID) else {
             ctx.report(location, path, "no unit named \"\(unitID)\"\(Suggest.hint(for: unitID, in: rack.units.map(\.id)))")
             return nil

@@ -24,13 +24,19 @@ public struct RackReader {
         var rack = RackDescription()
         rack.file = file
         readRoot(root, into: &rack, &ctx)
-        if !ctx.diagnostics.isEmpty { throw RackError(ctx.diagnostics) }
+        if !ctx.diagnostics.isEmpty { throw RackError(RackDiagnostic.sortedByPlace(ctx.diagnostics)) }
+        rack.notes += formatNotes(rack, root)
         return rack
     }
 
     struct Context {
         var file: String
         var diagnostics: [RackDiagnostic] = []
+        /// The file's format (settings and programs are read by its rules).
+        var format = RackFormat.current
+        /// Units whose type is unknown or whose settings are wrong: already reported, so a
+        /// mapping or snapshot that names them says nothing more (one root cause, one error).
+        var brokenUnits: Set<String> = []
         mutating func report(_ location: SourceLocation?, _ path: String, _ message: String) {
             diagnostics.append(RackDiagnostic(file: file, location: location, path: path, message: message))
         }
@@ -59,12 +65,17 @@ public struct RackReader {
         }
         checkKeys(members, allowed: Self.topLevelKeys, path: "", what: "a rack", &ctx)
         if let f = root["format"] {
-            if f.value.number != 1 {
-                ctx.report(f.value.location, "format", "this program reads rack format 1, the file says \(describe(f.value))")
+            if let n = f.value.number, let v = Int(exactly: n), RackFormat.supported.contains(v) {
+                ctx.format = v
+            } else {
+                ctx.report(
+                    f.value.location, "format",
+                    "this program reads rack formats 1 and 2, the file says \(describe(f.value))")
             }
         } else {
-            ctx.report(root.location, "format", "missing; add \"format\": 1")
+            ctx.report(root.location, "format", "missing; add \"format\": \(RackFormat.current)")
         }
+        rack.format = ctx.format
         if let n = root["name"] {
             if let s = n.value.string { rack.name = s } else {
                 ctx.report(n.value.location, "name", "must be a string, found \(n.value.value.kindName)")
@@ -137,16 +148,19 @@ public struct RackReader {
             }
             guard let typeMember = m.value["type"] else {
                 ctx.report(m.value.location, path, "missing \"type\" (one of: \(registry.names.joined(separator: ", ")))")
+                ctx.brokenUnits.insert(m.key)
                 continue
             }
             guard let typeName = typeMember.value.string else {
                 ctx.report(typeMember.value.location, "\(path).type", "must be a string")
+                ctx.brokenUnits.insert(m.key)
                 continue
             }
             guard let type = registry.type(named: typeName) else {
                 ctx.report(
                     typeMember.value.location, "\(path).type",
                     "unknown unit type \"\(typeName)\"\(Suggest.hint(for: typeName, in: registry.names))")
+                ctx.brokenUnits.insert(m.key)
                 continue
             }
             let settingKeys = type.settings.map(\.key)
@@ -166,7 +180,8 @@ public struct RackReader {
                 ctx.report(m.value.location, "\(path).\(spec.key)", "missing (\(spec.help))")
                 settingsOK = false
             }
-            let settings = UnitSettings(members: settingsMembers, rackDirectory: ctx.rackDirectory)
+            let settings = UnitSettings(
+                members: settingsMembers, rackDirectory: ctx.rackDirectory, rackFormat: ctx.format)
             if settingsOK {
                 for problem in type.check(settings) {
                     let loc = settings.members.first { $0.key == problem.key }?.value.location ?? m.value.location
@@ -174,6 +189,7 @@ public struct RackReader {
                     settingsOK = false
                 }
             }
+            if !settingsOK { ctx.brokenUnits.insert(m.key) }
             var values: [ParameterValueDescription] = []
             if let p = m.value["params"], settingsOK {
                 values = readParams(p.value, type.parameters(settings), path: "\(path).params", &ctx)
@@ -248,7 +264,8 @@ public struct RackReader {
             return nil
         case .number(let n):
             let r = spec.range
-            if Float(n) < r.lowerBound || Float(n) > r.upperBound {
+            // Compared as doubles: Float(1e308) is infinity, Float(1e-50) is 0.
+            if n < Double(r.lowerBound) || n > Double(r.upperBound) {
                 ctx.report(
                     node.location, path,
                     "\(formatNumber(n)) is outside \(formatNumber(r.lowerBound))…\(formatNumber(r.upperBound))"

@@ -9,6 +9,10 @@ public struct Setlist: Sendable {
         /// The 14-bit bank select value (MSB×128 + LSB), 0 by default.
         public var bank: Int
         public var location: SourceLocation?
+        /// Where the rack's file name is written (for "no such file" errors).
+        public var rackLocation: SourceLocation?
+        /// The file name as written in the setlist.
+        public var rackAsWritten: String = ""
 
         public init(rack: String, name: String, program: Int?, bank: Int, location: SourceLocation?) {
             self.rack = rack
@@ -58,8 +62,13 @@ public enum SetlistReader {
         for m in members where !keys.contains(m.key) {
             report(m.keyLocation, m.key, "unknown key in a setlist\(Suggest.hint(for: m.key, in: keys))")
         }
-        if root["format"]?.value.number != 1 {
-            report(root["format"]?.value.location ?? root.location, "format", root["format"] == nil ? "missing; add \"format\": 1" : "this program reads setlist format 1")
+        // Setlists count programs 1…128 in both formats; 2 is accepted so that a folder of
+        // format 2 racks and its setlist can say the same.
+        let format = root["format"]?.value.number.flatMap { Int(exactly: $0) }
+        if format.map({ !RackFormat.supported.contains($0) }) ?? true {
+            report(
+                root["format"]?.value.location ?? root.location, "format",
+                root["format"] == nil ? "missing; add \"format\": 1" : "this program reads setlist formats 1 and 2")
         }
         setlist.name = root["name"]?.value.string ?? ""
         let folder: String = {
@@ -81,6 +90,8 @@ public enum SetlistReader {
             if let s = e.string {
                 entry.rack = s.hasPrefix("/") ? s : folder + s
                 entry.name = s
+                entry.rackLocation = e.location
+                entry.rackAsWritten = s
                 setlist.entries.append(entry)
                 continue
             }
@@ -96,6 +107,8 @@ public enum SetlistReader {
                 continue
             }
             entry.rack = rack.hasPrefix("/") ? rack : folder + rack
+            entry.rackLocation = e["rack"]?.value.location
+            entry.rackAsWritten = rack
             entry.name = e["name"]?.value.string ?? rack
             if let p = e["program"] {
                 if let v = p.value.number, v == v.rounded(), (1...128).contains(v) { entry.program = Int(v) } else {

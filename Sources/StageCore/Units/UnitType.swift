@@ -76,10 +76,14 @@ public struct UnitSettings: Sendable {
     public var members: [JSONMember]
     /// The folder of the rack file (to find files it names); empty when not from a file.
     public var rackDirectory: String
+    /// The rack file's `format` (1 or 2): format 2 counts synth programs 1…128, format 1
+    /// 0…127 (see `RackFormat`).
+    public var rackFormat: Int
 
-    public init(members: [JSONMember] = [], rackDirectory: String = "") {
+    public init(members: [JSONMember] = [], rackDirectory: String = "", rackFormat: Int = RackFormat.original) {
         self.members = members
         self.rackDirectory = rackDirectory
+        self.rackFormat = rackFormat
     }
 
     public func node(_ key: String) -> JSONNode? { members.first { $0.key == key }?.value }
