@@ -29,7 +29,13 @@ final class JSONParserTests: XCTestCase {
 
     func testErrorsCarryPositions() {
         let cases: [(String, SourceLocation, String)] = [
-            ("{\"a\": 1 \"b\": 2}", SourceLocation(line: 1, column: 9), "expected ',' or '}'"),
+            ("{\"a\": 1 \"b\": 2}", SourceLocation(line: 1, column: 8), "missing ',' after the value of \"a\""),
+            ("{\"a\": 1 ]", SourceLocation(line: 1, column: 9), "expected ',' or '}'"),
+            ("[1, 2\n  3]", SourceLocation(line: 1, column: 6), "missing ',' after item 2 of the list (the next one starts at 2:3)"),
+            ("{\n  # note\n}", SourceLocation(line: 2, column: 3), "use // (or /* */)"),
+            ("\"\\ud800\\u0041\"", SourceLocation(line: 1, column: 3), "high surrogate needs a low one"),
+            ("[0x" + String(repeating: "f", count: 300) + "]", SourceLocation(line: 1, column: 2), "too large"),
+            ("[-1e400]", SourceLocation(line: 1, column: 2), "too large a number"),
             ("[1, 2", SourceLocation(line: 1, column: 6), "end of file"),
             ("{\n  \"a\": tru }", SourceLocation(line: 2, column: 8), "'tru'"),
             ("\"abc", SourceLocation(line: 1, column: 1), "never closed"),
@@ -47,6 +53,34 @@ final class JSONParserTests: XCTestCase {
                 XCTAssertTrue(error.message.contains(fragment), "\(text): \(error.message)")
             }
         }
+    }
+
+    func testNestingIsBoundedWithAClearError() throws {
+        let ok = String(repeating: "[", count: JSONParser.maxDepth) + String(repeating: "]", count: JSONParser.maxDepth)
+        XCTAssertNoThrow(try JSONParser.parse(ok))
+        do {
+            _ = try JSONParser.parse("[" + ok + "]")
+            XCTFail("201 levels parsed")
+        } catch {
+            XCTAssertEqual(error.location, SourceLocation(line: 1, column: JSONParser.maxDepth + 1))
+            XCTAssertTrue(error.message.contains("nested more than 200 deep"), error.message)
+        }
+    }
+
+    /// Duplicate keys are found in linear time: a 16× larger object takes far less than the
+    /// 256× a pairwise check would (a ratio, measured in the same run).
+    func testHugeObjectsParseInLinearTime() throws {
+        func seconds(_ keys: Int) throws -> Double {
+            let text = "{" + (0..<keys).map { "\"k\($0)\": \($0)" }.joined(separator: ",") + "}"
+            let start = ContinuousClock.now
+            XCTAssertEqual(try JSONParser.parse(text).members?.count, keys)
+            let d = ContinuousClock.now - start
+            return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+        }
+        _ = try seconds(2000)  // warm up
+        let small = try seconds(5000)
+        let large = try seconds(80_000)
+        XCTAssertLessThan(large / small, 64, "small \(small) s, large \(large) s")
     }
 
     func testDeepNestingIsAnErrorNotACrash() {

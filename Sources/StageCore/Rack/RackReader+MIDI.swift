@@ -293,7 +293,7 @@ extension RackReader {
         let unitID = String(parts[0])
         let paramID = String(parts[1])
         if ctx.brokenUnits.contains(unitID) { return nil }  // its own error says what is wrong
-        guard let unit = rack.unit(unitID) else {
+        guard let unit = ctx.unitIndex[unitID].map({ rack.units[$0] }) else {
             ctx.report(location, path, "no unit named \"\(unitID)\"\(Suggest.hint(for: unitID, in: rack.units.map(\.id)))")
             return nil
         }

@@ -37,6 +37,8 @@ public struct RackReader {
         /// Units whose type is unknown or whose settings are wrong: already reported, so a
         /// mapping or snapshot that names them says nothing more (one root cause, one error).
         var brokenUnits: Set<String> = []
+        /// Index of each unit in `rack.units` by name (mappings of huge racks stay linear).
+        var unitIndex: [String: Int] = [:]
         mutating func report(_ location: SourceLocation?, _ path: String, _ message: String) {
             diagnostics.append(RackDiagnostic(file: file, location: location, path: path, message: message))
         }
@@ -87,6 +89,7 @@ public struct RackReader {
         if let u = root["units"] {
             rack.unitsLocation = u.keyLocation
             readUnits(u.value, into: &rack, &ctx)
+            for (i, unit) in rack.units.enumerated() where ctx.unitIndex[unit.id] == nil { ctx.unitIndex[unit.id] = i }
         } else {
             ctx.report(root.location, "units", "missing; a rack needs at least an output unit")
         }

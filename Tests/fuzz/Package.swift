@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+// Coverage-guided fuzz targets (libFuzzer), kept out of the main package: they are built
+// with `-sanitize=fuzzer,address` by Tests/fuzz/run.sh (`make fuzz`). The modules under
+// test are the project's own sources, linked here (Sources/* are symlinks to ../../Sources).
+import PackageDescription
+
+let package = Package(
+    name: "StageRackFuzz",
+    targets: [
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa"),
+        .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth"),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile"),
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate"),
+        .target(name: "CStageShim", linkerSettings: [.linkedLibrary("asound")]),
+        .target(name: "StageCore"),
+        .target(name: "StageUnits", dependencies: ["StageCore"]),
+        .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
+        .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
+
+        // (a) the JSON5 reader, rack and setlist validation, the graph and the MIDI mappings.
+        .executableTarget(name: "fuzz-rack", dependencies: ["StageCore", "StageUnits", "StageSynth"]),
+        // (b) the Standard MIDI File reader.
+        .executableTarget(name: "fuzz-midi-file", dependencies: ["StageCore"]),
+        // (c) the MIDI byte parser, and what it parses through a rack's mappings.
+        .executableTarget(name: "fuzz-midi-bytes", dependencies: ["StageCore", "StageUnits"]),
+        // (d) audio-file input through libsndfile (and the resampler).
+        .executableTarget(name: "fuzz-audio-file", dependencies: ["StageCore", "StageDrivers"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
