@@ -6,7 +6,7 @@ OUT ?= out
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps test-deps build run test e2e unit-tests bench clean install install-dry-run check-aarch64
+.PHONY: all deps test-deps build run test e2e fuzz unit-tests bench clean install install-dry-run check-aarch64
 
 all: build
 
@@ -30,6 +30,7 @@ test: test-deps
 	$(SWIFT) test -c release
 	$(SWIFT) build -c release --product stagerack
 	Tests/cli/run.sh
+	$(MAKE) fuzz
 	$(MAKE) e2e
 
 # End-to-end on a real Linux kernel in qemu (snd-aloop sound card, snd-virmidi ports):
@@ -38,6 +39,11 @@ e2e:
 	Tests/e2e/prepare-vm.sh
 	E2E_SKIP_BUILD=1 Tests/e2e/scenario.sh
 	E2E_SKIP_BUILD=1 Tests/e2e/midi.sh
+
+# Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of the rack/setlist reader, the
+# MIDI file reader, the MIDI byte parser and audio-file input: FUZZ_SECONDS (25) each.
+fuzz:
+	SWIFT=$(SWIFT) Tests/fuzz/run.sh
 
 # The service (run as root): binary, racks, SoundFonts, /etc/stagerack/stagerack.json, the
 # systemd unit, the stagerack user; enables it. RACK=... picks the rack it plays.

@@ -13,18 +13,19 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate"),
         .target(name: "CStageShim", linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "StageCore"),
+        .target(name: "CFuzzDriver"),
         .target(name: "StageUnits", dependencies: ["StageCore"]),
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
         .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
         // (a) the JSON5 reader, rack and setlist validation, the graph and the MIDI mappings.
-        .executableTarget(name: "fuzz-rack", dependencies: ["StageCore", "StageUnits", "StageSynth"]),
+        .executableTarget(name: "fuzz-rack", dependencies: ["CFuzzDriver", "StageCore", "StageUnits", "StageSynth"]),
         // (b) the Standard MIDI File reader.
-        .executableTarget(name: "fuzz-midi-file", dependencies: ["StageCore"]),
+        .executableTarget(name: "fuzz-midi-file", dependencies: ["CFuzzDriver", "StageCore"]),
         // (c) the MIDI byte parser, and what it parses through a rack's mappings.
-        .executableTarget(name: "fuzz-midi-bytes", dependencies: ["StageCore", "StageUnits"]),
+        .executableTarget(name: "fuzz-midi-bytes", dependencies: ["CFuzzDriver", "StageCore", "StageUnits"]),
         // (d) audio-file input through libsndfile (and the resampler).
-        .executableTarget(name: "fuzz-audio-file", dependencies: ["StageCore", "StageDrivers"]),
+        .executableTarget(name: "fuzz-audio-file", dependencies: ["CFuzzDriver", "StageCore", "StageDrivers"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -15,13 +15,15 @@ private let inputPath: String = {
 /// libsndfile (which is not instrumented: the reader must check what headers claim), then
 /// resampled to the rack's rate. Errors are fine; traps and hangs are not.
 /// Thread: libFuzzer's.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzAudioFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzAudioFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    guard let data else { return 0 }
     guard let f = fopen(inputPath, "wb") else { return 0 }
     _ = fwrite(data, 1, size, f)
     fclose(f)
     defer { unlink(inputPath) }
     guard let audio = try? AudioData.read(path: inputPath) else { return 0 }
+    precondition(audio.sampleRate.isFinite && audio.sampleRate > 0, "rate \(audio.sampleRate)")
+    precondition(audio.channels.allSatisfy { $0.count == audio.frameCount }, "ragged channels")
     _ = try? audio.resampled(to: 48000)
     return 0
 }

@@ -36,8 +36,8 @@ private let mapper: MIDIMapper = {
 /// libFuzzer entry: the bytes as a live MIDI stream (running status, real-time bytes
 /// inside messages, SysEx), each message mapped at a time that moves with the bytes (so
 /// tap tempo, clock and 14-bit pairing see fast and slow input). Thread: libFuzzer's.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzMIDIBytes(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzMIDIBytes(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    guard let data else { return 0 }
     var parser = MIDIByteParser()
     var time: Int64 = 0
     var seconds = 1000.0

@@ -6,8 +6,8 @@ import StageUnits
 /// as a graph, compiled when it plays no SoundFont (loading one per input would be slow),
 /// and its MIDI mappings are driven over every controller they name: no input may trap.
 /// Thread: libFuzzer's.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzRack(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzRack(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    guard let data else { return 0 }
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     _ = try? SetlistReader.read(text: text, file: "fuzz/setlist.json")
     let registry = UnitRegistry(StandardUnits.types + SynthUnits.types)

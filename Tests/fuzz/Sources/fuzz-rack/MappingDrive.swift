@@ -11,7 +11,7 @@ enum MappingDrive {
                     mapper.handle(.controlChange(channel: channel, controller: controller, value: value), at: time) { _ in }
                 }
                 time += 1
-                mapper.handle(.noteOn(channel: channel, key: 36 + value % 64, velocity: value), at: time) { _ in }
+                mapper.handle(.noteOn(channel: channel, note: 36 + value % 64, velocity: value), at: time) { _ in }
             }
         }
         mapper.flush { _ in }
