@@ -56,17 +56,20 @@ extension RackFiles {
     /// each at its place in the setlist with the files of that folder it may have meant.
     public static func missingSongs(_ setlist: Setlist) -> [RackDiagnostic] {
         var found: [RackDiagnostic] = []
+        var listings: [String: [String]] = [:]  // a folder is listed once, however many songs
         for (i, entry) in setlist.entries.enumerated() where !FileManager.default.fileExists(atPath: entry.rack) {
             let folder = (entry.rack as NSString).deletingLastPathComponent
             let written = entry.rackAsWritten.isEmpty ? entry.rack : entry.rackAsWritten
             let writtenFolder = (written as NSString).deletingLastPathComponent
-            let neighbours = ((try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? [])
-                .filter { $0.hasSuffix(".json") }.sorted()
-                .map { writtenFolder.isEmpty ? $0 : writtenFolder + "/" + $0 }
+            if listings[folder] == nil {
+                listings[folder] = ((try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? [])
+                    .filter { $0.hasSuffix(".json") }.sorted()
+            }
+            let neighbours = listings[folder, default: []].map { writtenFolder.isEmpty ? $0 : writtenFolder + "/" + $0 }
             found.append(
                 RackDiagnostic(
                     file: setlist.file, location: entry.rackLocation ?? entry.location, path: "songs[\(i)].rack",
-                    message: "no such file \"\(written)\"\(Suggest.hint(for: written, in: neighbours))"))
+                    message: "no such file \"\(written)\"\(found.count < 100 ? Suggest.hint(for: written, in: neighbours) : "")"))
         }
         return found
     }

@@ -43,7 +43,8 @@ public enum Curves {
             guard lower > 0, upper > 0, value > 0 else {
                 return min(max((value - lower) / (upper - lower), 0), 1)
             }
-            return min(max(logf(value / lower) / logf(upper / lower), 0), 1)
+            let t = logf(value / lower) / logf(upper / lower)
+            return t.isNaN ? 0 : min(max(t, 0), 1)  // NaN: a ratio beyond Float's range (inf / inf)
         case .exp:
             let lin = min(max((value - lower) / (upper - lower), 0), 1)
             return lin.squareRoot()

@@ -244,6 +244,15 @@ extension RackReader {
         if curve == .log, (lower ?? spec.range.lowerBound) <= 0 || (upper ?? spec.range.upperBound) <= 0 {
             ctx.report(node["curve"]?.value.location, "\(path).curve", "a log curve needs min and max above 0")
             ok = false
+        } else if curve == .log {
+            let lo = lower ?? spec.range.lowerBound
+            let hi = upper ?? spec.range.upperBound
+            if !(hi / lo).isNormal || !(lo / hi).isNormal {
+                ctx.report(
+                    node["curve"]?.value.location, "\(path).curve",
+                    "a log curve from \(formatNumber(lo)) to \(formatNumber(hi)) spans too many decades; raise the lower end")
+                ok = false
+            }
         }
         guard ok, let source else { return nil }
         return MIDIMappingDescription(
