@@ -226,7 +226,10 @@ final class LiveSession {
             let s = live.status()
             switch outcome.get()! {
             case .stopped, .finished:
-                Log.info("stopped after \(ms(Double(framesBefore + s.frames) / rate * 1000 / 1000)) s, \(s.xruns) xruns")
+                Log.info("stopped after \(ms(Double(framesBefore + s.frames) / rate * 1000 / 1000)) s, \(plural(s.xruns, "xrun"))"
+                         + "\(status.midiLost > 0 ? ", \(plural(status.midiLost, "MIDI event")) lost" : "")")
+                let violations = queueOwnershipViolations.load(ordering: .relaxed)
+                if violations > 0 { Log.error("internal: \(plural(violations, "queue use")) by a thread that does not own the queue") }
                 return 0
             case .deviceLost(let error):
                 Log.error("audio device lost: \(error); retrying every second")
@@ -265,6 +268,8 @@ final class LiveSession {
         if !switcher.mainRequests.push(.reload) { Log.warning("reload requests are piling up; this one is dropped") }
         switcher.wakeUp()
     }
+
+    func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
 
     func ms(_ x: Double) -> String { formatNumber((x * 10).rounded() / 10) }
     func dbfs(_ x: Float) -> String { x > 0 ? formatNumber((Double(20 * log10f(x)) * 10).rounded() / 10) : "-inf" }
