@@ -3,21 +3,28 @@ import StageCore
 
 /// Reading rack files from disk. Thread: control.
 public enum RackFiles {
+    /// The largest rack or setlist file read (a hand-written rack is a few kB); a bigger one
+    /// is an error rather than minutes of reading.
+    public static let maxFileBytes = 4 << 20
+
+    /// The file's text, or why there is none (missing, unreadable, too big, not UTF-8).
+    static func text(_ path: String) throws(RackError) -> String {
+        func fail(_ reason: String) -> RackError {
+            RackError([RackDiagnostic(file: path, location: nil, path: "", message: reason)])
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw fail(FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file")
+        }
+        if data.count > maxFileBytes {
+            throw fail("the file has \(data.count / 1_048_576) MB; a rack or setlist file is at most \(maxFileBytes >> 20) MB")
+        }
+        guard let s = String(data: data, encoding: .utf8) else { throw fail("the file is not UTF-8 text") }
+        return s
+    }
+
     /// Reads and checks the rack at `path`: syntax, keys, types, values (not the graph).
     public static func read(_ path: String, registry: UnitRegistry) throws(RackError) -> RackDescription {
-        let text: String
-        do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            guard let s = String(data: data, encoding: .utf8) else {
-                throw RackError([RackDiagnostic(file: path, location: nil, path: "", message: "the file is not UTF-8 text")])
-            }
-            text = s
-        } catch let e as RackError {
-            throw e
-        } catch {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"
-            throw RackError([RackDiagnostic(file: path, location: nil, path: "", message: reason)])
-        }
+        let text = try text(path)
         return try RackReader(registry: registry).read(text: text, file: path)
     }
 
@@ -77,13 +84,7 @@ extension RackFiles {
     /// `checkSongs`: a song whose file is missing is an error (located in the setlist); off
     /// for `validate`, which reports it beside the other songs' problems.
     public static func readSetlist(_ path: String, checkSongs: Bool = true) throws(RackError) -> Setlist {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read as UTF-8 text" : "no such file"
-            throw RackError([RackDiagnostic(file: path, location: nil, path: "", message: reason)])
-        }
+        let text = try text(path)
         if let root = try? JSONParser.parse(text), Setlist.isSetlist(root) {
             let setlist = try SetlistReader.read(text: text, file: path)
             let missing = missingSongs(setlist)

@@ -108,14 +108,12 @@ public struct GraphCompiler {
             }
         }
         var order: [Int] = []
-        var ready = nodes.indices.filter { pending[$0] == 0 }
-        while !ready.isEmpty {
-            ready.sort()
-            let n = ready.removeFirst()
+        var ready = IndexHeap(nodes.indices.filter { pending[$0] == 0 })
+        while let n = ready.pop() {
             order.append(n)
             for c in consumers[n] {
                 pending[c] -= 1
-                if pending[c] == 0 { ready.append(c) }
+                if pending[c] == 0 { ready.push(c) }
             }
         }
         if order.count < nodes.count {
