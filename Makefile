@@ -55,7 +55,7 @@ e2e:
 	E2E_SKIP_BUILD=1 Tests/e2e/midi.sh
 
 # Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of the rack/setlist reader, the
-# MIDI file reader, the MIDI byte parser and audio-file input: FUZZ_SECONDS (25) each.
+# MIDI file reader, the MIDI byte parser and audio-file input: FUZZ_SECONDS (20) each.
 fuzz:
 	SWIFT=$(SWIFT) Tests/fuzz/run.sh
 

@@ -183,7 +183,7 @@ final class SettingsPrecedenceTests: XCTestCase {
         }
         XCTAssertThrowsError(try user(files: ["/etc/stagerack/stagerack.json": "{ \"rack\": \"x.json\"\n  \"period\": 64 }"])) { error in
             XCTAssertEqual((error as? SettingsError)?.problems,
-                           ["/etc/stagerack/stagerack.json:2:3: expected ',' or '}' after the value of \"rack\", found '\"'"])
+                           ["/etc/stagerack/stagerack.json:1:19: missing ',' after the value of \"rack\" (the next key starts at 2:3)"])
         }
         XCTAssertThrowsError(try user(options: ["--periods": "1"])) { error in
             XCTAssertEqual((error as? SettingsError)?.problems, ["--periods: 1 is outside 2…16"])

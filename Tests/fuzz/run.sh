@@ -7,7 +7,7 @@
 #   midi-bytes  the MIDI byte parser, its messages through a rack's mappings
 #   audio-file  audio-file input (libsndfile, then the resampler)
 # (lld links them: gold trips over the sanitizer runtime's debug info.)
-# Each runs for FUZZ_SECONDS (default 25) from a seed corpus: the fixtures
+# Each runs for FUZZ_SECONDS (default 20) from a seed corpus: the fixtures
 # (Tests/Fixtures: racks, setlists, Tests/Fixtures/fuzz/seeds/TARGET) and every saved
 # crasher (Tests/Fixtures/fuzz/crashers/TARGET, also run by the XCTest suites). An input
 # slower than FUZZ_TIMEOUT seconds (default 5) counts as a hang. A crash or hang fails the
@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-seconds=${FUZZ_SECONDS:-25}
+seconds=${FUZZ_SECONDS:-20}
 timeout=${FUZZ_TIMEOUT:-5}
 all=(rack midi-file midi-bytes audio-file)
 targets=("$@")
