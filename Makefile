@@ -47,11 +47,13 @@ tsan:
 	rc=$$?; echo "make tsan: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # End-to-end on a real Linux kernel in qemu (snd-aloop sound card, snd-virmidi ports):
-# the live scenario and the MIDI layer. A VM that cannot boot is a failure.
+# the live scenario, the MIDI layer, and live MIDI timing (a report). A VM that cannot boot
+# is a failure.
 e2e:
 	Tests/e2e/prepare-vm.sh
 	E2E_SKIP_BUILD=1 Tests/e2e/scenario.sh
 	E2E_SKIP_BUILD=1 Tests/e2e/midi.sh
+	E2E_SKIP_BUILD=1 Tests/e2e/timing.sh
 
 # The service (run as root): binary, racks, SoundFonts, /etc/stagerack/stagerack.json, the
 # systemd unit, the stagerack user; enables it. RACK=... picks the rack it plays.

@@ -126,10 +126,14 @@ final class LiveSession {
         // MIDI: the sequencer client feeds the player's queue; program changes and preset
         // buttons come back as actions for the switcher.
         var midi: MIDIInput?
+        // STAGERACK_MIDI_TIMING=block: live events at the next block's first frame, as before
+        // they were scheduled on the audio clock (to measure the difference: Tests/e2e/timing.sh).
+        let blockTimedMIDI = ProcessEnvironment.current["STAGERACK_MIDI_TIMING"] == "block"
+        if blockTimedMIDI { Log.info("MIDI timing: the next block's first frame (STAGERACK_MIDI_TIMING=block)") }
         do {
             let input = try MIDIInput(
                 options: .init(patterns: rack.midi.connect, monitor: true), mapper: MIDIMapper(plan: plan, presetsByDefault: true),
-                events: player.events, clock: player.clock)
+                events: player.events, clock: blockTimedMIDI ? nil : player.clock)
             input.router.onAction = { switcher.wakeUp() }  // program changes wake the control thread
             try input.start()
             midi = input
