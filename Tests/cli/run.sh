@@ -35,13 +35,20 @@ with open(sys.argv[1], "wb") as f:
     f.write(b"".join(struct.pack("<ff", *(2 * [0.3 * math.sin(2 * math.pi * 440 * i / 48000)])) for i in range(480000)))
 PY
 
-version() { "$BIN" --version | grep -q '^stagerack '; }
+# Output is captured before it is searched: `"$BIN" ... | grep -q` fails under pipefail when
+# grep exits at the first match and the writer then dies of SIGPIPE.
+version() { local out; out=$("$BIN" --version) && grep -q '^stagerack ' <<<"$out"; }
 check "--version" version
 
-help_all() { for c in play render validate units graph devices install-service; do "$BIN" "$c" --help | grep -q "usage: stagerack $c" || return 1; done; }
+help_all() {
+  local c out
+  for c in play render validate units graph devices install-service; do
+    out=$("$BIN" "$c" --help) && grep -q "usage: stagerack $c" <<<"$out" || return 1
+  done
+}
 check "--help on every command" help_all
 
-unknown() { "$BIN" rendr 2>&1 | grep -q 'did you mean "render"'; test "${PIPESTATUS[0]}" -eq 2; }
+unknown() { local out rc; out=$("$BIN" rendr 2>&1); rc=$?; grep -q 'did you mean "render"' <<<"$out" && test $rc -eq 2; }
 check "unknown command suggests the right one, exit 2" unknown
 
 validate_good() { "$BIN" validate racks/*.json Tests/Fixtures/setlists/echo-a.json; }
@@ -72,10 +79,13 @@ check "render: the default rack's demo" render_demo
 render_needs_output() { ! "$BIN" render racks/default.json --demo 2>/dev/null; }
 check "render: --output is required" render_needs_output
 
-graph() { "$BIN" graph racks/default.json | head -1 | grep -q '^digraph'; }
+graph() { local out; out=$("$BIN" graph racks/default.json) && [[ ${out%%$'\n'*} == digraph* ]]; }
 check "graph: DOT output" graph
 
-units() { "$BIN" units | grep -q '^mixer:' && "$BIN" units mixer | grep -q 'pan1'; }
+units() {
+  local all mixer
+  all=$("$BIN" units) && mixer=$("$BIN" units mixer) && grep -q '^mixer:' <<<"$all" && grep -q 'pan1' <<<"$mixer"
+}
 check "units: types and parameters" units
 
 devices() { "$BIN" devices --no-probe >/dev/null; }
