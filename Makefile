@@ -30,7 +30,12 @@ test: test-deps
 	$(SWIFT) test -c release
 	$(SWIFT) build -c release --product stagerack
 	Tests/cli/run.sh
+	$(MAKE) docs-test
 	$(MAKE) e2e
+
+# The READMEs are code: their rack examples validate, their commands run (Tests/docs/run.py).
+docs-test:
+	Tests/docs/run.py
 
 # End-to-end on a real Linux kernel in qemu (snd-aloop sound card, snd-virmidi ports):
 # the live scenario and the MIDI layer. A VM that cannot boot is a failure.
