@@ -111,7 +111,7 @@ public struct SynthUnitType: UnitType {
                 let some = font.presets.prefix(12).map(\.description).joined(separator: ", ")
                 throw UnitError(
                     "synth: \(font.path) has no preset at bank \(bank) program \(program); "
-                        + "it has \(font.presets.count) presets: \(some)\(font.presets.count > 12 ? ", …" : "")")
+                        + "it has \(counted(font.presets.count, "preset")): \(some)\(font.presets.count > 12 ? ", …" : "")")
             }
         }
         return SynthUnit(configuration: config, soundFont: font, choice: choice)
