@@ -61,7 +61,35 @@ enum ALSAMessages {
         }
     }
 
+    /// alsa-lib's lines kept back while a device opens (see `held`); nil: not holding.
+    nonisolated(unsafe) private static var holding: [String]?
+    /// The lines kept back during the last open that failed, for its report.
+    nonisolated(unsafe) private(set) static var heldAtLastFailure: [String] = []
+
+    /// Runs `body` (opening devices) with alsa-lib's lines kept back: logged when it
+    /// succeeds, kept in `heldAtLastFailure` when it throws. A failed open of `default` on
+    /// a machine without a card makes alsa-lib print eight lines that the error's own
+    /// report says better ("no sound card").
+    static func held<T>(_ body: () throws -> T) throws -> T {
+        holding = []
+        do {
+            let result = try body()
+            let lines = holding ?? []
+            holding = nil
+            for line in lines { log(line) }
+            return result
+        } catch {
+            heldAtLastFailure = holding ?? []
+            holding = nil
+            throw error
+        }
+    }
+
     static func log(_ text: String) {
+        if holding != nil {
+            holding?.append(text)
+            return
+        }
         let now = monotonicSeconds()
         if let t = lastSeen[text], now - t < 60 { return }
         lastSeen[text] = now
