@@ -67,10 +67,11 @@ enum ALSAMessages {
     nonisolated(unsafe) private(set) static var heldAtLastFailure: [String] = []
 
     /// Runs `body` (opening devices) with alsa-lib's lines kept back: logged when it
-    /// succeeds, kept in `heldAtLastFailure` when it throws. A failed open of `default` on
-    /// a machine without a card makes alsa-lib print eight lines that the error's own
-    /// report says better ("no sound card").
-    static func held<T>(_ body: () throws -> T) throws -> T {
+    /// succeeds, kept in `heldAtLastFailure` when it throws (and logged too when
+    /// `emitOnFailure`: while waiting for a device, each distinct line once a minute). A
+    /// failed open of `default` on a machine without a card makes alsa-lib print eight
+    /// lines that the error's own report says better ("no sound card").
+    static func held<T>(emitOnFailure: Bool = false, _ body: () throws -> T) throws -> T {
         holding = []
         do {
             let result = try body()
@@ -81,6 +82,7 @@ enum ALSAMessages {
         } catch {
             heldAtLastFailure = holding ?? []
             holding = nil
+            if emitOnFailure { for line in heldAtLastFailure { log(line) } }
             throw error
         }
     }

@@ -101,7 +101,8 @@ extension LiveSession {
             now: monotonicSeconds,
             log: { LogOutput.emit($0, $1) })
         return try waiter.wait(for: what) { () throws -> (PCMStream, PCMStream?) in
-            try ALSAMessages.held { try self.openDevices() }  // alsa-lib's lines only when they matter
+            // alsa-lib's lines while waiting; a final failure's report sums them up.
+            try ALSAMessages.held(emitOnFailure: setup.service.deviceWait != 0) { try self.openDevices() }
         }
     }
 
