@@ -213,7 +213,23 @@ def commands(text, first_line):
 def flat(cmd):
     """A command on one line, its trailing comment dropped (for matching and messages)."""
     first = cmd.split("\n")[0] if "<<" in cmd else cmd.replace("\\\n", " ")
-    return re.sub(r"\s+", " ", re.sub(r"\s+#\s.*$", "", first, flags=re.M)).strip()
+    return re.sub(r"\s+", " ", without_comments(first)).strip()
+
+
+def without_comments(cmd):
+    """The command as run: each line's trailing `# comment` (outside quotes) dropped, so
+    that a failure handler appended after it is not commented out."""
+    def strip(line):
+        quote = None
+        for i, c in enumerate(line):
+            if quote:
+                quote = None if c == quote else quote
+            elif c in "'\"":
+                quote = c
+            elif c == "#" and (i == 0 or line[i - 1].isspace()):
+                return line[:i].rstrip()
+        return line
+    return "\n".join(strip(l) for l in cmd.split("\n"))
 
 
 def check_shell(doc, line, text, work):
@@ -229,6 +245,8 @@ def check_shell(doc, line, text, work):
         expected = next((e for e in EXPECTED if re.search(e[0], one)), None)
         out = os.path.join(work, "cmd-%d.out" % len(ran))
         fail = 'echo "__FAIL__ %s"; exit 1' % where
+        if "<<" not in cmd:
+            cmd = without_comments(cmd)
         head, _, rest = cmd.partition("\n")
         if expected:
             _, status, pattern, why = expected
