@@ -12,17 +12,20 @@ public struct DeviceProblem: Sendable, Equatable {
     public var technical: String
     /// The ids of the sound cards the machine has (`USB`, `Loopback`, ...), in number order.
     public var cards: [String]
+    /// Their numbers (`hw:N`), in the same order; nil: 0, 1, 2...
+    public var cardNumbers: [Int]?
     /// The wait in force (`--device-wait`): seconds, nil for ever.
     public var deviceWait: Double?
 
     public init(device: String, role: String, function: String, code: Int32, technical: String, cards: [String],
-                deviceWait: Double?) {
+                cardNumbers: [Int]? = nil, deviceWait: Double?) {
         self.device = device
         self.role = role
         self.function = function
         self.code = code
         self.technical = technical
         self.cards = cards
+        self.cardNumbers = cardNumbers
         self.deviceWait = deviceWait
     }
 }
@@ -76,7 +79,8 @@ public enum DeviceAdvice {
         let notThere: [Int32] = [-2, -19, -6]  // ENOENT, ENODEV, ENXIO
         guard p.function == "snd_pcm_open" && notThere.contains(p.code) || p.code == -19 else { return nil }
         if let card = cardNamed(in: p.device) {
-            let present = p.cards.enumerated().contains { $0.element == card || "\($0.offset)" == card }
+            let numbers = p.cardNumbers ?? Array(p.cards.indices)
+            let present = p.cards.contains(card) || numbers.contains { "\($0)" == card }
             if p.cards.isEmpty { return .noCardAtAll }
             return present ? .gone : .cardMissing(card)
         }

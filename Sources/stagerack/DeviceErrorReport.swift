@@ -8,9 +8,10 @@ import StageService
 /// Thread: main.
 func reportDeviceError(_ error: ALSAError, setup: PlayCommand.Setup) -> Int32 {
     let role = error.device == setup.playback ? "playback" : error.device == setup.capture ? "capture" : "sound"
+    let cards = SoundCards.list()
     var problem = DeviceProblem(
         device: error.device, role: role, function: error.function, code: error.code, technical: error.description,
-        cards: SoundCards.list().map(\.id), deviceWait: setup.service.deviceWait)
+        cards: cards.map(\.id), cardNumbers: cards.map(\.index), deviceWait: setup.service.deviceWait)
     let alsaLines = ALSAMessages.heldAtLastFailure
     let absent = DeviceAdvice.isAbsence(problem)
     if absent, let first = alsaLines.first { problem.technical += "; \(first)" }

