@@ -100,11 +100,13 @@ PY
 #    host, right now, does to the same rack on the same card and period with nothing
 #    happening (no voice, no MIDI, other subdevices), measured just before and just after.
 xrun_profile() {  # xrun_profile LOG: prints "FIT_XRUNS FIT_SECONDS OVER_XRUNS OVER_SECONDS"
+    # A line's count includes xruns up to a second old, and recovering from an overload
+    # can take a few periods more: a second right after one at 100 % counts as over too.
     # The two status lines after a forced stall (SIGUSR1) are left out.
     awk '/SIGUSR1: stalling/ { skip = 2; next }
-         /^status: load/ { load = $3 + 0; x = $6 + 0; d = x - last; last = x
+         /^status: load/ { load = $3 + 0; x = $6 + 0; d = x - last; last = x; over = load >= 100 || prev >= 100; prev = load
                            if (skip > 0) { skip--; next }
-                           if (load >= 100) { ox += d; os++ } else { fx += d; fs++ } }
+                           if (over) { ox += d; os++ } else { fx += d; fs++ } }
          END { printf "%d %d %d %d\n", fx, fs, ox, os }' "$1"
 }
 calibrate() {  # calibrate NAME: prints its xrun profile
