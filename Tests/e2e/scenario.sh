@@ -192,7 +192,7 @@ echo "calibration after: $CAL2_FIT xruns in $CAL2_FIT_S s under 100 % load, $CAL
 # idle rack: a voice through the shifter, a held saw lead).
 read -r PLAYED TOTAL_XRUNS <<<"$(sed -nE 's/.*stopped after ([0-9.]+) s, ([0-9]+) xruns?.*/\1 \2/p' "$WORK/stagerack.log")" || true
 if grep -q 'audio device lost' "$WORK/stagerack.log"; then
-    bad "every xrun recovered" "$(grep 'audio device lost' "$WORK/stagerack.log" | head -n 3 | tr '\n' '|')"
+    bad "every xrun recovered" "$(grep -m 3 'audio device lost' "$WORK/stagerack.log" | tr '\n' '|')"
 elif [[ -z ${PLAYED:-} ]] || ! awk -v p="$PLAYED" -v w="$SR_WALL" 'BEGIN { exit !(p >= 0.25 * w) }'; then
     bad "every xrun recovered" "played ${PLAYED:-?} s in ${SR_WALL} s of wall time"
 else
