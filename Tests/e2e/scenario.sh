@@ -250,6 +250,7 @@ for i, l in enumerate(labels):
 # label. Runs of the same label split by such a gap (up to 3 windows, 150 ms) are one run
 # (under TCG on a busy host the scenario gets xruns every second; an xrun is counted and
 # bounded above, the music is checked here). A longer gap is audio missing.
+runs_all = [list(r) for r in runs]
 merged = []
 for r in runs:
     if r[0] == "-" or r[2] - r[1] < 1:
@@ -262,7 +263,9 @@ runs = [r for r in merged if r[2] - r[1] >= 2]
 print("runs", " ".join("%s@%.2f-%.2f" % (r[0], r[1] * 0.05, (r[2] + 1) * 0.05) for r in runs))
 seq = [r[0] for r in runs]
 voice = [r for r in runs if r[0] == "voice+700"]
-dry_windows = sum(1 for l in labels if l == "dry")
+# The dry voice would be a sustained 200 Hz: windows in "dry" runs of two or more (a
+# single window is an xrun's click, broadband, where any probe frequency may come out on top).
+dry_windows = sum(r[2] - r[1] + 1 for r in runs_all if r[0] == "dry" and r[2] > r[1])
 if voice:
     v = voice[0]
     ratios = [levels[i][1][299.66] / max(levels[i][1][200.0], 1e-9) for i in range(v[1] + 2, v[2] - 1) if labels[i] == "voice+700"]
