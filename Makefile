@@ -31,8 +31,13 @@ test: test-deps
 	$(SWIFT) build -c release --product stagerack
 	Tests/cli/run.sh
 	Tests/cli/live-path.sh
+	$(MAKE) docs-test
 	$(MAKE) tsan
 	$(MAKE) e2e
+
+# The READMEs are code: their rack examples validate, their commands run (Tests/docs/run.py).
+docs-test:
+	Tests/docs/run.py
 
 # The live path under the thread sanitizer, in a build of its own (.build/tsan) where a
 # queue used by a second producer or consumer thread traps: the live stress test (20 s)
