@@ -66,6 +66,9 @@ public final class RackPlayer: @unchecked Sendable {
     /// Fixed slots (no arrays of optionals: their metadata is made lazily, by allocating).
     let tails: UnsafeMutablePointer<Tail>
 
+    /// The first rack's largest block: every rack submitted later takes blocks at least this
+    /// large (read by the control thread, so not `current`'s, which the render thread swaps).
+    public let maxFrames: Int
     public let crossfadeFrames: Int
     /// A tailing rack is released after this long even if it still sounds.
     public let tailLimitFrames: Int
@@ -81,12 +84,13 @@ public final class RackPlayer: @unchecked Sendable {
     /// Events handed to a rack, events that waited a block because the rack's per-block
     /// buffer was full, events that came after their frame, and events dropped because the
     /// rack they were mapped for no longer plays (render thread counts).
-    /// (`events` only; `controlEventsApplied` counts those of `controlEvents`.)
+    /// (Of `events`; `controlEventsApplied` and `controlEventsStale` count `controlEvents`.)
     public let eventsApplied = Atomic<Int>(0)
     public let eventsCarried = Atomic<Int>(0)
     public let eventsLate = Atomic<Int>(0)
     public let eventsStale = Atomic<Int>(0)
     public let controlEventsApplied = Atomic<Int>(0)
+    public let controlEventsStale = Atomic<Int>(0)
 
     // Output fade for stopping.
     let fadeOutRequested = Atomic<Bool>(false)
@@ -103,6 +107,7 @@ public final class RackPlayer: @unchecked Sendable {
         current = engine
         currentPointer = Unmanaged.passRetained(engine).toOpaque()
         let rate = engine.plan.sampleRate
+        maxFrames = engine.plan.maxFrames
         crossfadeFrames = max(1, Int(crossfadeSeconds * rate))
         fadeInPosition = crossfadeFrames  // the first rack plays at once
         tailLimitFrames = Int(tailLimitSeconds * rate)
@@ -132,7 +137,7 @@ public final class RackPlayer: @unchecked Sendable {
     /// Thread: control.
     @discardableResult
     public func submit(_ engine: RenderEngine) -> Bool {
-        precondition(engine.plan.maxFrames >= current.plan.maxFrames, "a new rack must take blocks as large as the old one")
+        precondition(engine.plan.maxFrames >= maxFrames, "a new rack must take blocks as large as the first one")
         let p = Unmanaged.passRetained(engine).toOpaque()
         if incoming.push(p) { return true }
         Unmanaged<RenderEngine>.fromOpaque(p).release()
@@ -164,7 +169,7 @@ public final class RackPlayer: @unchecked Sendable {
     /// Events waiting in the player's queues (for a final check). Thread: any, as an estimate.
     public var eventsWaiting: Int { events.approximateCount + controlEvents.approximateCount }
 
-    /// Racks still ringing out (for status lines). Thread: render, or any as an estimate.
+    /// Racks still ringing out. Thread: render (or any while no render thread runs).
     public var tailCount: Int { (0..<Self.maxTails).reduce(0) { $0 + (tails[$1].active ? 1 : 0) } }
 
     /// Starts the fade to silence; `isFadedOut` turns true when it is done. Thread: any.
@@ -281,14 +286,17 @@ public final class RackPlayer: @unchecked Sendable {
     /// rack's own time base.
     @inline(__always)
     private func routeEvents(before blockEnd: Int64) {
-        route(events, before: blockEnd, applied: eventsApplied)
-        route(controlEvents, before: blockEnd, applied: controlEventsApplied)
+        route(events, before: blockEnd, applied: eventsApplied, stale: eventsStale)
+        route(controlEvents, before: blockEnd, applied: controlEventsApplied, stale: controlEventsStale)
     }
 
     /// An event is popped only once the rack has taken it: what does not fit in this block
     /// stays first in its queue for the next.
     @inline(__always)
-    private func route(_ queue: SPSCQueue<EngineEvent>, before blockEnd: Int64, applied counter: borrowing Atomic<Int>) {
+    private func route(
+        _ queue: SPSCQueue<EngineEvent>, before blockEnd: Int64, applied appliedCount: borrowing Atomic<Int>,
+        stale staleCount: borrowing Atomic<Int>
+    ) {
         let blockStart = sampleTime
         var applied = 0
         var late = 0
@@ -308,9 +316,9 @@ public final class RackPlayer: @unchecked Sendable {
             }
             _ = queue.pop()
         }
-        if applied > 0 { counter.add(applied, ordering: .relaxed) }
+        if applied > 0 { appliedCount.add(applied, ordering: .relaxed) }
         if late > 0 { eventsLate.add(late, ordering: .relaxed) }
-        if stale > 0 { eventsStale.add(stale, ordering: .relaxed) }
+        if stale > 0 { staleCount.add(stale, ordering: .relaxed) }
     }
 
     @inline(__always)

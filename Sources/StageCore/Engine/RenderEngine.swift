@@ -154,20 +154,23 @@ public final class RenderEngine: @unchecked Sendable {
         }
     }
 
-    /// Collects the events due before `blockEnd` into `blockEvents` in time order: the
-    /// injected ones, then those of both queues while there is room (the rest stay queued
-    /// for the next block). Returns how many. Thread: render.
+    /// Collects the events due before `blockEnd` into `blockEvents` in time order: those of
+    /// both queues while there is room (the rest stay queued for the next block), then the
+    /// injected ones (room is always kept for them). Returns how many. Thread: render.
     @inline(__always)
     private func gatherEvents(before blockEnd: Int64) -> Int {
         var count = 0
-        while count < injectedCount {
-            blockEvents[count] = injected[count]
+        let limit = blockEventCapacity - injectedCount
+        let eventsFull = take(from: events, before: blockEnd, limit: limit, count: &count)
+        let controlFull = take(from: controlEvents, before: blockEnd, limit: limit, count: &count)
+        if eventsFull || controlFull { deferredEvents &+= 1 }
+        var k = 0
+        while k < injectedCount {
+            blockEvents[count] = injected[k]
             count += 1
+            k += 1
         }
         injectedCount = 0
-        let eventsFull = take(from: events, before: blockEnd, count: &count)
-        let controlFull = take(from: controlEvents, before: blockEnd, count: &count)
-        if eventsFull || controlFull { deferredEvents &+= 1 }
         // Insertion sort by time keeps each source's own order (stable), linear when sorted.
         var i = 1
         while i < count {
@@ -186,9 +189,9 @@ public final class RenderEngine: @unchecked Sendable {
     /// Moves `queue`'s events due before `blockEnd` into `blockEvents` while there is room;
     /// true when some had to stay. Thread: render.
     @inline(__always)
-    private func take(from queue: SPSCQueue<EngineEvent>, before blockEnd: Int64, count: inout Int) -> Bool {
+    private func take(from queue: SPSCQueue<EngineEvent>, before blockEnd: Int64, limit: Int, count: inout Int) -> Bool {
         while let e = queue.peek(), e.sampleTime < blockEnd {
-            guard count < blockEventCapacity else { return true }
+            guard count < limit else { return true }
             _ = queue.pop()
             blockEvents[count] = e
             count += 1
