@@ -55,7 +55,7 @@ public final class OfflineRenderer {
     /// The frames a render covers when no duration is given.
     public func defaultFrames(input: AudioData?, midi: StandardMIDIFile?, maxTail: Double) -> Int {
         let inputSeconds = input.map { Double($0.frameCount) / plan.sampleRate } ?? 0
-        let midiSeconds = midi?.duration ?? 0
+        let midiSeconds = Self.midiSeconds(midi)
         let tail = min(plan.tailSeconds, maxTail) + Double(plan.latencyFrames) / plan.sampleRate
         return Int(((max(inputSeconds, midiSeconds) + tail) * plan.sampleRate).rounded(.up))
     }
@@ -63,7 +63,14 @@ public final class OfflineRenderer {
     /// The frames of input and MIDI, without any tail.
     public func contentFrames(input: AudioData?, midi: StandardMIDIFile?) -> Int {
         let inputSeconds = input.map { Double($0.frameCount) / plan.sampleRate } ?? 0
-        return Int((max(inputSeconds, midi?.duration ?? 0) * plan.sampleRate).rounded(.up))
+        return Int((max(inputSeconds, Self.midiSeconds(midi)) * plan.sampleRate).rounded(.up))
+    }
+
+    /// The MIDI's length, never more than `StandardMIDIFile.maximumSeconds` (a sequence
+    /// made in code is not checked by the file reader).
+    static func midiSeconds(_ midi: StandardMIDIFile?) -> Double {
+        guard let d = midi?.duration, d.isFinite, d > 0 else { return 0 }
+        return min(d, StandardMIDIFile.maximumSeconds)
     }
 
     /// Renders into `sink` (called after each block with the stereo output and its frame
@@ -101,6 +108,7 @@ public final class OfflineRenderer {
             while nextMessage < messages.count, messages[nextMessage].seconds < blockEnd {
                 let m = messages[nextMessage]
                 nextMessage += 1
+                guard m.seconds >= 0 else { continue }  // NaN and negative times are not events
                 let t = Int64((m.seconds * plan.sampleRate).rounded())
                 if m.message.kind == .controlChange && (m.message.controller == 0 || m.message.controller == 32) {
                     if m.message.controller == 0 { bankMSB[m.message.channel] = m.message.value } else {
