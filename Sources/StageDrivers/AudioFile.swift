@@ -127,8 +127,9 @@ public struct AudioData: Sendable {
     }
 }
 
-/// Writes audio to a file block by block; the format follows the extension: .wav/.w64/.caf
-/// 32-bit float, .aiff/.aif and .flac 24-bit, .ogg Vorbis. Thread: one (control or the
+/// Writes audio to a file block by block; the format follows the extension: .wav 32-bit
+/// integer (WAVE_FORMAT_EXTENSIBLE), .w64/.caf 32-bit float, .aiff/.aif and .flac 24-bit,
+/// .ogg Vorbis. Thread: one (control or the
 /// offline render loop, which is not real-time).
 public final class AudioFileWriter {
     public let path: String
@@ -138,13 +139,16 @@ public final class AudioFileWriter {
     private let capacity: Int
 
     /// The libsndfile format for `path`'s extension, or an error naming the ones known.
-    /// `.wav` is WAVE_FORMAT_EXTENSIBLE (the float header sox and other tools expect).
-    /// Thread: any.
+    /// `.wav` is 32-bit integer PCM with a WAVE_FORMAT_EXTENSIBLE header: every tool reads
+    /// it without a warning (sox warns on every float WAV libsndfile can write, plain or
+    /// extensible), and the output stage keeps the signal under full scale, so it holds
+    /// more than the float stream's 24-bit mantissa at any level above −48 dBFS.
+    /// `.w64` and `.caf` are 32-bit float. Thread: any.
     public static func format(forPath path: String) throws(AudioFileError) -> Int32 {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let ext = name.contains(".") ? name.split(separator: ".").last.map { $0.lowercased() } ?? "" : ""
         switch ext {
-        case "wav": return Int32(SF_FORMAT_WAVEX | SF_FORMAT_FLOAT)
+        case "wav": return Int32(SF_FORMAT_WAVEX | SF_FORMAT_PCM_32)
         case "w64": return Int32(SF_FORMAT_W64 | SF_FORMAT_FLOAT)
         case "caf": return Int32(SF_FORMAT_CAF | SF_FORMAT_FLOAT)
         case "aiff", "aif": return Int32(SF_FORMAT_AIFF | SF_FORMAT_PCM_24)
@@ -168,6 +172,8 @@ public final class AudioFileWriter {
         guard let f = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw AudioFileError(path: path, message: String(cString: sf_strerror(nil)))
         }
+        // Integer formats clip a sample beyond full scale instead of wrapping it round.
+        sf_command(f, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         file = f
         capacity = maxFrames
         interleaved = .allocate(capacity: maxFrames * channels)
