@@ -7,6 +7,10 @@ public struct AudioFileError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var message: String
     public var description: String { "\(path): \(message)" }
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
 }
 
 /// Audio read whole into memory: one array per channel.

@@ -83,6 +83,9 @@ enum RenderCommand {
             frames = renderer.contentFrames(input: input, midi: midi) + plan.latencyFrames
             tail = 30
             guard frames > plan.latencyFrames else {
+                if let path = a.options["--input"] {
+                    throw AudioFileError(path: path, message: "holds no audio frames (give --duration to render the rack anyway)")
+                }
                 throw UsageError(message: "nothing to render: give --input, --midi, --duration or --demo")
             }
         }
