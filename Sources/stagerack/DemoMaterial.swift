@@ -60,8 +60,9 @@ enum DemoMaterial {
                 out[start + i] = Float(0.5 * y * attack * release)
             }
         }
-        let peak = out.reduce(0) { max($0, abs($1)) }
-        if peak > 0 { out = out.map { $0 * (0.5 / peak) } }
+        // −17.7 dBFS RMS over the 9 s (the level the default rack's balance was set on).
+        let rms = (out.reduce(0) { $0 + Double($1) * Double($1) } / Double(max(frames, 1))).squareRoot()
+        if rms > 0 { out = out.map { $0 * Float(0.13 / rms) } }
         return AudioData(channels: [out], sampleRate: sampleRate)
     }
 
