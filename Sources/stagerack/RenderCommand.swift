@@ -17,7 +17,7 @@ enum RenderCommand {
         recall snapshots) exactly as live. The --input file
         is the microphone (any format libsndfile reads; resampled if its rate differs), the
         MIDI file goes through the rack's MIDI mappings (one hour at most), and the result
-        is written to OUT (.wav float, .flac/.aiff 24-bit, .ogg).
+        is written to OUT (.wav 32-bit, .w64/.caf float, .flac/.aiff 24-bit, .ogg).
 
           --output FILE       where to write (required)
           --midi FILE         a Standard MIDI File (type 0 or 1)
