@@ -52,6 +52,10 @@ public final class OfflineRenderer {
         output = BusStorage(bufferCount: 2, maxFrames: plan.maxFrames)
     }
 
+    /// The most MIDI messages taken in one block (the engine's queue holds 8191 events and
+    /// it takes 1024 a block; a message may map to several).
+    static let messagesPerBlock = 256
+
     /// The frames a render covers when no duration is given.
     public func defaultFrames(input: AudioData?, midi: StandardMIDIFile?, maxTail: Double) -> Int {
         let inputSeconds = input.map { Double($0.frameCount) / plan.sampleRate } ?? 0
@@ -102,10 +106,20 @@ public final class OfflineRenderer {
         let tailLimit = frames + Int((tailUntilSilent ?? 0) * plan.sampleRate)
         var silentFrames = 0
         while done < frames || (tailUntilSilent != nil && done < tailLimit && silentFrames < silentNeeded) {
-            let n = done < frames ? min(blockSize, frames - done) : min(blockSize, tailLimit - done)
+            var n = done < frames ? min(blockSize, frames - done) : min(blockSize, tailLimit - done)
+            // Dense MIDI: the block ends before the message that would exceed the budget, so
+            // the engine's queues never overflow and each message keeps its sample (more than
+            // the budget on one sample: the rest wait a frame per budget).
+            if nextMessage + Self.messagesPerBlock < messages.count {
+                let seconds = messages[nextMessage + Self.messagesPerBlock].seconds
+                if seconds.isFinite && seconds * plan.sampleRate < Double(done + n) {
+                    n = max(1, Int((seconds * plan.sampleRate).rounded(.down)) - done)
+                }
+            }
             let blockEnd = Double(done + n) / plan.sampleRate
             // MIDI due in this block: program changes switch first, the rest is mapped.
-            while nextMessage < messages.count, messages[nextMessage].seconds < blockEnd {
+            let lastInBlock = min(messages.count, nextMessage + Self.messagesPerBlock)
+            while nextMessage < lastInBlock, messages[nextMessage].seconds < blockEnd {
                 let m = messages[nextMessage]
                 nextMessage += 1
                 guard m.seconds >= 0 else { continue }  // NaN and negative times are not events
