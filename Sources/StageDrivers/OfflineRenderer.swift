@@ -54,7 +54,7 @@ public final class OfflineRenderer {
 
     /// The most MIDI messages taken in one block (the engine's queue holds 8191 events and
     /// it takes 1024 a block; a message may map to several).
-    static let messagesPerBlock = 256
+    static let messagesPerBlock = 1000
 
     /// The frames a render covers when no duration is given.
     public func defaultFrames(input: AudioData?, midi: StandardMIDIFile?, maxTail: Double) -> Int {
