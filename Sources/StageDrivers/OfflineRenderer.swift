@@ -52,9 +52,10 @@ public final class OfflineRenderer {
         output = BusStorage(bufferCount: 2, maxFrames: plan.maxFrames)
     }
 
-    /// The most MIDI messages taken in one block (the engine's queue holds 8191 events and
-    /// it takes 1024 a block; a message may map to several).
-    static let messagesPerBlock = 1000
+    /// The most MIDI messages taken in one block: a rack takes 256 events a block
+    /// (`RenderEngine.inject`) and the player drops what does not fit, so a dense file
+    /// lost notes; the rest of the 256 is room for the engine's own (all-notes-off).
+    static let messagesPerBlock = 200
 
     /// The frames a render covers when no duration is given.
     public func defaultFrames(input: AudioData?, midi: StandardMIDIFile?, maxTail: Double) -> Int {
