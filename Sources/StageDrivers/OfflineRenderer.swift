@@ -52,10 +52,11 @@ public final class OfflineRenderer {
         output = BusStorage(bufferCount: 2, maxFrames: plan.maxFrames)
     }
 
-    /// The most MIDI messages taken in one block: a rack takes 256 events a block
-    /// (`RenderEngine.inject`) and the player drops what does not fit, so a dense file
-    /// lost notes; the rest of the 256 is room for the engine's own (all-notes-off).
-    static let messagesPerBlock = 200
+    /// The most MIDI messages taken in one block: a rack takes 1024 events a block (the
+    /// player carries the rest to the next, late) and the player's queue holds 8191, so a
+    /// file with more messages at once than that lost them; below 1024 leaves room for the
+    /// engine's own events (all-notes-off on a switch).
+    static let messagesPerBlock = 960
 
     /// The frames a render covers when no duration is given.
     public func defaultFrames(input: AudioData?, midi: StandardMIDIFile?, maxTail: Double) -> Int {
