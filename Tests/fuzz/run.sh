@@ -27,7 +27,7 @@ targets=("$@")
 # Targets with a crasher listed in Tests/Fixtures/fuzz/crashers/OPEN (a fix pending on
 # another branch): their findings are reported but do not fail the run, and they run in
 # fork mode so that every distinct crash is collected, not only the first.
-known_open=${FUZZ_KNOWN_OPEN-$(grep -v '^#' Tests/Fixtures/fuzz/crashers/OPEN 2>/dev/null | cut -d/ -f1 | sort -u | tr '\n' ' ')}
+known_open=${FUZZ_KNOWN_OPEN-$( (grep -v '^#' Tests/Fixtures/fuzz/crashers/OPEN 2>/dev/null || true) | cut -d/ -f1 | sort -u | tr '\n' ' ')}
 
 mkdir -p "$root/.build"
 started=$(date +%s)
