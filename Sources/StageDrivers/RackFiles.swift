@@ -59,10 +59,11 @@ public enum MIDIFiles {
 
 extension RackFiles {
     /// Reads a setlist, or a rack as a setlist of one. Thread: control.
-    /// Songs whose rack file does not exist (at load, not on stage at the program change),
+    /// Songs whose rack file does not exist (found at load, not on stage at the program change),
+    /// by index in the setlist,
     /// each at its place in the setlist with the files of that folder it may have meant.
-    public static func missingSongs(_ setlist: Setlist) -> [RackDiagnostic] {
-        var found: [RackDiagnostic] = []
+    public static func missingSongs(_ setlist: Setlist) -> [(song: Int, diagnostic: RackDiagnostic)] {
+        var found: [(song: Int, diagnostic: RackDiagnostic)] = []
         var listings: [String: [String]] = [:]  // a folder is listed once, however many songs
         for (i, entry) in setlist.entries.enumerated() where !FileManager.default.fileExists(atPath: entry.rack) {
             let folder = (entry.rack as NSString).deletingLastPathComponent
@@ -73,10 +74,11 @@ extension RackFiles {
                     .filter { $0.hasSuffix(".json") }.sorted()
             }
             let neighbours = listings[folder, default: []].map { writtenFolder.isEmpty ? $0 : writtenFolder + "/" + $0 }
-            found.append(
+            found.append((
+                i,
                 RackDiagnostic(
                     file: setlist.file, location: entry.rackLocation ?? entry.location, path: "songs[\(i)].rack",
-                    message: "no such file \"\(written)\"\(found.count < 100 ? Suggest.hint(for: written, in: neighbours) : "")"))
+                    message: "no such file \"\(written)\"\(found.count < 100 ? Suggest.hint(for: written, in: neighbours) : "")")))
         }
         return found
     }
@@ -88,7 +90,7 @@ extension RackFiles {
         if let root = try? JSONParser.parse(text), Setlist.isSetlist(root) {
             let setlist = try SetlistReader.read(text: text, file: path)
             let missing = missingSongs(setlist)
-            if checkSongs && !missing.isEmpty { throw RackError(missing) }
+            if checkSongs && !missing.isEmpty { throw RackError(missing.map(\.diagnostic)) }
             return setlist
         }
         var single = Setlist()

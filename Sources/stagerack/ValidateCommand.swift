@@ -20,8 +20,9 @@ enum ValidateCommand {
                 let setlist = try RackFiles.readSetlist(path, checkSongs: false)
                 let missing = RackFiles.missingSongs(setlist)
                 var failed = !missing.isEmpty
-                for d in missing { Console.err(d.description) }
-                for entry in setlist.entries where !missing.contains(where: { $0.location == (entry.rackLocation ?? entry.location) }) {
+                for m in missing { Console.err(m.diagnostic.description) }
+                let absent = Set(missing.map(\.song))
+                for (i, entry) in setlist.entries.enumerated() where !absent.contains(i) {
                     do {
                         let rack = try RackFiles.read(entry.rack, registry: Registry.standard)
                         let plan = try GraphCompiler(registry: Registry.standard).compile(rack, options: GraphCompiler.Options())
