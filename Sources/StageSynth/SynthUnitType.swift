@@ -122,7 +122,9 @@ public struct SynthUnitType: UnitType {
             let program = config.program ?? 0
             if font.preset(bank: bank, program: program) == nil {
                 let written = settings.rackFormat >= 2 ? program + 1 : program  // as the file counts
-                let some = font.presets.prefix(12).map(\.description).joined(separator: ", ")
+                let some = font.presets.prefix(12).map { p in
+                    "\(p.bank):\(settings.rackFormat >= 2 ? p.program + 1 : p.program) \(p.name)"
+                }.joined(separator: ", ")
                 throw UnitError(
                     "synth: \(font.path) has no preset at bank \(bank) program \(written); "
                         + "it has \(counted(font.presets.count, "preset")): \(some)\(font.presets.count > 12 ? ", …" : "")")

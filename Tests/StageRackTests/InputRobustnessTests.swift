@@ -76,6 +76,25 @@ final class InputRobustnessTests: XCTestCase {
         XCTAssertGreaterThan(read, 0)
     }
 
+    /// The ends of every range are inside it, also where a float cannot hold the end
+    /// exactly (0.001 s, 0.0001 s), and just beyond them is outside.
+    func testRangeEndsAreInside() throws {
+        for type in Fixtures.registry.types {
+            for spec in type.parameters(UnitSettings()) where spec.unit != .choice && spec.unit != .boolean {
+                for (v, ok) in [(Double(spec.range.lowerBound), true), (Double(spec.range.upperBound), true),
+                                (Double(spec.range.upperBound) * 1.01 + 0.01, false)] {
+                    // Written as the shortest decimal, as a person would.
+                    let text = rack(#"{ "type": "\#(type.name)", "params": { "\#(spec.id)": \#(Float(v)) } }"#)
+                    if ok {
+                        XCTAssertNoThrow(try reader.read(text: text), "\(type.name).\(spec.id) = \(Float(v))")
+                    } else {
+                        XCTAssertThrowsError(try reader.read(text: text), "\(type.name).\(spec.id) = \(Float(v))")
+                    }
+                }
+            }
+        }
+    }
+
     private func rack(_ unit: String, _ extra: String = "", format: String = "1") -> String {
         #"{ "format": \#(format), "units": { "mic": { "type": "input" }, "u": \#(unit), "m": { "type": "mixer" }, "out": { "type": "output" } }, "connections": [ "mic -> u -> m:1", "m -> out" ]\#(extra.isEmpty ? "" : ", " + extra) }"#
     }

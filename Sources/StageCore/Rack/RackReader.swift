@@ -267,8 +267,9 @@ public struct RackReader {
             return nil
         case .number(let n):
             let r = spec.range
-            // Compared as doubles: Float(1e308) is infinity, Float(1e-50) is 0.
-            if n < Double(r.lowerBound) || n > Double(r.upperBound) {
+            // Compared as floats, as the value is kept (0.001 is in 0.001…20 although
+            // Float(0.001) is a little above 0.001); Float(±1e308) is ±infinity, outside.
+            if Float(n) < r.lowerBound || Float(n) > r.upperBound {
                 ctx.report(
                     node.location, path,
                     "\(formatNumber(n)) is outside \(formatNumber(r.lowerBound))…\(formatNumber(r.upperBound))"
