@@ -171,8 +171,8 @@ public final class DeEsserUnit: RackUnit {
                 cachedFrequency = frequency[i]
                 coefficients = crossover(cachedFrequency)
             }
-            var end = min(n, i + Self.grid - phase)
-            if params.isSteady(Param.frequency) && frequency[0] == cachedFrequency { end = n }
+            // Segments stop at every grid point, where the states are flushed (no denormals).
+            let end = min(n, i + Self.grid - phase)
             let coef = coefficients
             for c in 0..<chans {
                 let src = input[min(c, input.channelCount - 1)]
@@ -196,7 +196,7 @@ public final class DeEsserUnit: RackUnit {
                 s[5] = l2
             }
             if (start + Int64(end)) % Int64(Self.grid) == 0 {
-                for j in 0..<(6 * chans) { flushTiny(&state[j]) }
+                for j in 0..<(6 * chans) { flushTiny(&state[j], below: 1e-15) }
             }
             i = end
         }

@@ -12,8 +12,9 @@ import StageCore
 /// `expansionHysteresis`, and the setting `lookahead`.
 ///
 /// Levels are RMS: the detector is the mean square of the input (the largest over the
-/// channels: stereo is linked) through a 1 ms one-pole, so a steady signal's level is its
-/// RMS in dBFS (a sine at −20 dBFS RMS has a peak of −17 dBFS).
+/// channels: stereo is linked) through a one-pole, 1 ms for the compressor and 10 ms for
+/// the expander (steadier near its threshold), so a steady signal's level is its RMS in
+/// dBFS (a sine at −20 dBFS RMS has a peak of −17 dBFS).
 ///
 /// Compressor (L = level, T = `threshold`, R = `ratio`, W = `knee`, all in dB), the usual
 /// quadratic soft knee: reduction 0 for L − T < −W/2, (1/R − 1)·(L − T + W/2)²/(2W)
@@ -169,7 +170,7 @@ struct DynamicsControl {
     func compression(_ level: Float) -> Float {
         let over = level - threshold
         if 2 * over < -knee { return 0 }
-        if 2 * over > knee { return slope * over }
+        if 2 * over >= knee { return slope * over }
         let x = over + 0.5 * knee
         return slope * x * x / (2 * knee)
     }
@@ -181,8 +182,11 @@ struct DynamicsControl {
 /// Thread: render for `render`/`reset`; control for `init`/`prepare`.
 public final class DynamicsUnit: RackUnit {
     typealias Param = DynamicsUnitType.Param
-    /// Time constant of the detector's mean square.
+    /// Time constant of the compressor's mean square.
     public static let detectorSeconds = 0.001
+    /// Time constant of the expander's mean square (steadier near its threshold: a 1 ms
+    /// mean square of a 100 Hz voice ripples by ±3 dB).
+    public static let gateDetectorSeconds = 0.01
     /// The deepest reduction the expander applies.
     static let maxExpansion: Float = -120
 
@@ -191,6 +195,7 @@ public final class DynamicsUnit: RackUnit {
     var channels = 1
     var lookahead = 0
     var detectorCoefficient: Float = 0
+    var gateDetectorCoefficient: Float = 0
     /// Render state, behind a pointer: mean square, compressor change (dB), expander gain
     /// (factor), gate open (1) or closed (0).
     let state: UnsafeMutablePointer<Float>
@@ -203,8 +208,8 @@ public final class DynamicsUnit: RackUnit {
 
     public init(lookaheadSeconds: Double = 0) {
         self.lookaheadSeconds = lookaheadSeconds
-        state = .allocate(capacity: 4)
-        state.initialize(repeating: 0, count: 4)
+        state = .allocate(capacity: 5)
+        state.initialize(repeating: 0, count: 5)
         control = .allocate(capacity: 1)
         control.initialize(to: DynamicsControl())
     }
@@ -233,6 +238,7 @@ public final class DynamicsUnit: RackUnit {
         sampleRate = spec.sampleRate
         channels = max(1, spec.outputChannels.first ?? spec.inputChannels.first ?? 1)
         detectorCoefficient = Self.smoothingCoefficient(Self.detectorSeconds, sampleRate)
+        gateDetectorCoefficient = Self.smoothingCoefficient(Self.gateDetectorSeconds, sampleRate)
         lookahead = Int((lookaheadSeconds * sampleRate).rounded())
         ringSize = 1
         while ringSize < lookahead + 1 { ringSize <<= 1 }
@@ -245,7 +251,7 @@ public final class DynamicsUnit: RackUnit {
     /// Clears the detector, the smoothers and the lookahead; the gate starts open.
     /// Thread: render, or control while not rendering.
     public func reset() {
-        state.update(repeating: 0, count: 4)
+        state.update(repeating: 0, count: 5)
         state[2] = 1
         state[3] = 1
         control.pointee = DynamicsControl()
@@ -269,8 +275,9 @@ public final class DynamicsUnit: RackUnit {
         for p in 0..<params.count where !params.isSteady(p) { steady = false }
         var ctl = control.pointee
         ctl.update(params, frame: 0, sampleRate: sampleRate)
-        var power = state[0], comp = state[1], expansion = state[2], open = state[3]
+        var power = state[0], comp = state[1], expansion = state[2], open = state[3], gatePower = state[4]
         let alpha = detectorCoefficient
+        let gateAlpha = gateDetectorCoefficient
         let mask = ringSize - 1
         var w = writeIndex
         let delay = lookahead
@@ -285,7 +292,10 @@ public final class DynamicsUnit: RackUnit {
             }
             power += alpha * (square - power)
             if power < 1e-30 { power = 0 }
+            gatePower += gateAlpha * (square - gatePower)
+            if gatePower < 1e-30 { gatePower = 0 }
             let level = FastDecibels.powerToDecibels(power)
+            let gateLevel = FastDecibels.powerToDecibels(gatePower)
             // Compressor: the change in dB, smoothed in dB.
             let gc = ctl.compression(level)
             comp += (gc < comp ? ctl.attack : ctl.release) * (gc - comp)
@@ -293,13 +303,13 @@ public final class DynamicsUnit: RackUnit {
             // Expander with hysteresis: closes below Te − H, opens above Te; its gain is
             // smoothed as a factor (a gate opens in about its attack time from any depth).
             if open != 0 {
-                if level < ctl.expansionThreshold - ctl.hysteresis { open = 0 }
-            } else if level > ctl.expansionThreshold {
+                if gateLevel < ctl.expansionThreshold - ctl.hysteresis { open = 0 }
+            } else if gateLevel > ctl.expansionThreshold {
                 open = 1
             }
             var target: Float = 1
             if open == 0 {
-                let ge = max((level - ctl.expansionThreshold) * ctl.expansionSlope, Self.maxExpansion)
+                let ge = max((gateLevel - ctl.expansionThreshold) * ctl.expansionSlope, Self.maxExpansion)
                 target = FastDecibels.decibelsToGain(ge)
             }
             expansion += (target < expansion ? ctl.release : ctl.attack) * (target - expansion)
@@ -325,6 +335,7 @@ public final class DynamicsUnit: RackUnit {
         state[1] = comp
         state[2] = expansion
         state[3] = open
+        state[4] = gatePower
         writeIndex = w
         control.pointee = ctl
         let expanded = leastExpansion > 0 ? -FastDecibels.powerToDecibels(leastExpansion * leastExpansion) : 120

@@ -108,12 +108,14 @@ public struct EQUnitType: UnitType {
 ///
 /// Control: coefficients are computed in Double from the smoothed parameters at fixed
 /// absolute times, every 16 samples of `sampleTime` (3 kHz at 48 kHz), and only for bands
-/// whose parameters changed. The state-variable structure stays stable and continuous
-/// when coefficients change, and the engine's 20 ms ramps make each 16-sample step tiny,
-/// so a knob swept at full speed gives no clicks, zipper or instability (measured in
-/// EQTests). A `typeN` change is a step (choices are not smoothed). Bands at 0 dB (peak
+/// whose parameters changed; each of the six coefficients then moves linearly, sample by
+/// sample, to its new value over the next 16 samples (so the filter lags the knob by
+/// 16 samples). The state-variable structure stays stable and its state continuous while
+/// coefficients change (a direct-form biquad's would not), so with the engine's 20 ms
+/// parameter ramps a knob swept at full speed gives no clicks, zipper or instability
+/// (measured in EQTests). A `typeN` change ramps the same way. Bands at 0 dB (peak
 /// or shelf) and bypassed bands are skipped and their state cleared. The output does not
-/// depend on block size. States below 1e-20 are flushed on the grid (no denormals).
+/// depend on block size. States below 1e-15 are flushed on the grid (no denormals).
 ///
 /// Thread: render for `render`/`reset`; control for `init`/`prepare`.
 public final class EQUnit: RackUnit {
@@ -124,8 +126,12 @@ public final class EQUnit: RackUnit {
     let bands: Int
     var sampleRate = 48000.0
     var channels = 1
-    /// Per band: the coefficients in use.
+    /// Per band: the coefficients in use (at the last sample rendered).
     let coefficients: UnsafeMutablePointer<SVFCoefficients>
+    /// Per band: where the coefficients are heading, the per-sample step, samples left.
+    let targets: UnsafeMutablePointer<SVFCoefficients>
+    let steps: UnsafeMutablePointer<SVFCoefficients>
+    let rampLeft: UnsafeMutablePointer<Int>
     /// Per band: type, frequency, gain, bandwidth the coefficients were made from (NaN: none yet).
     let cache: UnsafeMutablePointer<Float>
     /// Per band: whether the state is all zeros (skipped bands are cleared once).
@@ -140,6 +146,12 @@ public final class EQUnit: RackUnit {
         self.bands = bands
         coefficients = .allocate(capacity: bands)
         coefficients.initialize(repeating: SVFCoefficients(), count: bands)
+        targets = .allocate(capacity: bands)
+        targets.initialize(repeating: SVFCoefficients(), count: bands)
+        steps = .allocate(capacity: bands)
+        steps.initialize(repeating: SVFCoefficients(), count: bands)
+        rampLeft = .allocate(capacity: bands)
+        rampLeft.initialize(repeating: 0, count: bands)
         cache = .allocate(capacity: 4 * bands)
         cache.initialize(repeating: .nan, count: 4 * bands)
         cleared = .allocate(capacity: bands)
@@ -150,6 +162,9 @@ public final class EQUnit: RackUnit {
 
     deinit {
         coefficients.deallocate()
+        targets.deallocate()
+        steps.deallocate()
+        rampLeft.deallocate()
         cache.deallocate()
         cleared.deallocate()
         bandTails.deallocate()
@@ -175,6 +190,7 @@ public final class EQUnit: RackUnit {
         state?.update(repeating: 0, count: 2 * bands * channels)
         cache.update(repeating: .nan, count: 4 * bands)
         cleared.update(repeating: true, count: bands)
+        rampLeft.update(repeating: 0, count: bands)
     }
 
     /// The longest ring of the bands (to −120 dB), from the last rendered block.
@@ -196,8 +212,6 @@ public final class EQUnit: RackUnit {
         for c in chans..<output.channelCount { output[c].update(repeating: 0, count: n) }
 
         let params = context.parameters
-        var blockSteady = true
-        for p in 0..<params.count where !params.isSteady(p) { blockSteady = false }
         let start = context.sampleTime
         var i = 0
         var tailChanged = false
@@ -205,10 +219,12 @@ public final class EQUnit: RackUnit {
             let t = start + Int64(i)
             let phase = Int(t % Int64(Self.grid))
             if phase == 0 || cache[0].isNaN {
-                for band in 0..<bands where updateBand(band, params, frame: i) { tailChanged = true }
+                let snap = cache[0].isNaN
+                for band in 0..<bands where updateBand(band, params, frame: i, snap: snap) { tailChanged = true }
             }
-            var end = min(n, i + Self.grid - phase)
-            if blockSteady && cacheMatches(params) { end = n }
+            // Segments stop at every grid point (even when nothing moves): the states are
+            // flushed there, often enough that no decay reaches the denormal range.
+            let end = min(n, i + Self.grid - phase)
             for band in 0..<bands { runBand(band, params, output: output, from: i, to: end, channels: chans, state: state) }
             if (start + Int64(end)) % Int64(Self.grid) == 0 { flushStates(state, channels: chans) }
             i = end
@@ -219,8 +235,11 @@ public final class EQUnit: RackUnit {
 
     /// Recomputes band `band`'s coefficients if its parameters at `frame` differ from the
     /// cached ones; returns whether they did.
+    ///
+    /// New coefficients are reached by a linear ramp of every coefficient over the next
+    /// `grid` samples (from where the last ramp ended), or at once when `snap`.
     @inline(__always)
-    func updateBand(_ band: Int, _ params: ParameterValues, frame: Int) -> Bool {
+    func updateBand(_ band: Int, _ params: ParameterValues, frame: Int, snap: Bool) -> Bool {
         let type = params[Param.type(band)][frame]
         let frequency = params[Param.frequency(band)][frame]
         let gain = params[Param.gain(band)][frame]
@@ -235,7 +254,16 @@ public final class EQUnit: RackUnit {
         let design = EQBandDesign(
             type: kind, frequency: Double(frequency), gain: Double(gain), bandwidth: Double(bandwidth)
         ).stateVariable(sampleRate: sampleRate)
-        coefficients[band] = SVFCoefficients(design)
+        let target = SVFCoefficients(design)
+        if snap {
+            coefficients[band] = target
+            rampLeft[band] = 0
+        } else {
+            coefficients[band] = targets[band]
+            steps[band] = targets[band].step(to: target, steps: Self.grid)
+            rampLeft[band] = Self.grid
+        }
+        targets[band] = target
         bandTails[band] = Self.ringSeconds(design, sampleRate: sampleRate)
         return true
     }
@@ -247,20 +275,6 @@ public final class EQUnit: RackUnit {
         let slowest = k / 2 - max(k * k / 4 - 1, 0).squareRoot()
         let sigma = max(slowest, 1e-9) * 2 * Double.pi * cutoff
         return min(13.8 / sigma, 30)
-    }
-
-    /// True when every band's cached parameters equal the block's (steady) values.
-    @inline(__always)
-    func cacheMatches(_ params: ParameterValues) -> Bool {
-        for band in 0..<bands {
-            let c = cache + 4 * band
-            if c[0] != params.value(Param.type(band)) || c[1] != params.value(Param.frequency(band))
-                || c[2] != params.value(Param.gain(band)) || c[3] != params.value(Param.bandwidth(band))
-            {
-                return false
-            }
-        }
-        return true
     }
 
     /// Runs band `band` over frames `from..<to` of every channel (in place on the output).
@@ -283,6 +297,19 @@ public final class EQUnit: RackUnit {
             }
         }
         let coef = coefficients[band]
+        if rampLeft[band] > 0 {
+            // A ramp lies on the grid: this segment is part of it (never past its end).
+            cleared[band] = false
+            var end = coef
+            for c in 0..<chans {
+                end = coef.runRamp(
+                    output[c] + from, frames: count, state: state + 2 * (c * bands + band), step: steps[band],
+                    bypass: allOff ? nil : bypass)
+            }
+            rampLeft[band] -= count
+            coefficients[band] = rampLeft[band] == 0 ? targets[band] : end
+            return
+        }
         if allOn || (allOff && coef.isIdentity) {
             if !cleared[band] {
                 for c in 0..<chans { (state + 2 * (c * bands + band)).update(repeating: 0, count: 2) }
@@ -298,10 +325,11 @@ public final class EQUnit: RackUnit {
         }
     }
 
-    /// Flushes filter states below 1e-20 to zero.
+    /// Flushes filter states below 1e-15 (−300 dB) to zero: the fastest decay the designs
+    /// allow cannot take a state from there into the denormal range within 16 samples.
     @inline(__always)
     func flushStates(_ state: UnsafeMutablePointer<Float>, channels chans: Int) {
-        for j in 0..<(2 * bands * chans) { flushTiny(&state[j]) }
+        for j in 0..<(2 * bands * chans) { flushTiny(&state[j], below: 1e-15) }
     }
 
     /// Multiplies by `globalGain` (skipped at a steady 0 dB).

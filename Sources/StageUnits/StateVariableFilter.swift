@@ -29,6 +29,56 @@ struct SVFCoefficients: Equatable {
         m2 = Float(d.m2)
     }
 
+    /// The per-sample increment that takes `self` to `target` in `steps` samples.
+    func step(to target: SVFCoefficients, steps: Int) -> SVFCoefficients {
+        let r = 1 / Float(steps)
+        var s = SVFCoefficients()
+        s.a1 = (target.a1 - a1) * r
+        s.a2 = (target.a2 - a2) * r
+        s.a3 = (target.a3 - a3) * r
+        s.m0 = (target.m0 - m0) * r
+        s.m1 = (target.m1 - m1) * r
+        s.m2 = (target.m2 - m2) * r
+        return s
+    }
+
+    /// As `run`, with every coefficient moving by `step` before each sample (a linear ramp).
+    /// Returns the coefficients after the last sample. Thread: render.
+    @inline(__always)
+    func runRamp(
+        _ buffer: UnsafeMutablePointer<Float>, frames: Int, state: UnsafeMutablePointer<Float>,
+        step: SVFCoefficients, bypass: UnsafePointer<Float>?
+    ) -> SVFCoefficients {
+        var s1 = state[0], s2 = state[1]
+        var a1 = a1, a2 = a2, a3 = a3, m0 = m0, m1 = m1, m2 = m2
+        for i in 0..<frames {
+            a1 += step.a1
+            a2 += step.a2
+            a3 += step.a3
+            m0 += step.m0
+            m1 += step.m1
+            m2 += step.m2
+            let x = buffer[i]
+            let v3 = x - s2
+            let v1 = a1 * s1 + a2 * v3
+            let v2 = s2 + a2 * s1 + a3 * v3
+            s1 = 2 * v1 - s1
+            s2 = 2 * v2 - s2
+            let y = m0 * x + m1 * v1 + m2 * v2
+            if let bypass { buffer[i] = x + (1 - bypass[i]) * (y - x) } else { buffer[i] = y }
+        }
+        state[0] = s1
+        state[1] = s2
+        var end = SVFCoefficients()
+        end.a1 = a1
+        end.a2 = a2
+        end.a3 = a3
+        end.m0 = m0
+        end.m1 = m1
+        end.m2 = m2
+        return end
+    }
+
     /// True when y = x exactly (a peak or shelf at 0 dB): the band can be skipped.
     var isIdentity: Bool { m0 == 1 && m1 == 0 && m2 == 0 }
 
