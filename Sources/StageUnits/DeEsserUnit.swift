@@ -164,6 +164,7 @@ public final class DeEsserUnit: RackUnit {
     ) {
         let frequency = params[Param.frequency]
         let k: Float = 1.414_213_56
+        let stride = 2 * maxFrames, lowOffset = maxFrames
         var i = 0
         while i < n {
             let phase = Int((start + Int64(i)) % Int64(Self.grid))
@@ -176,8 +177,8 @@ public final class DeEsserUnit: RackUnit {
             let coef = coefficients
             for c in 0..<chans {
                 let src = input[min(c, input.channelCount - 1)]
-                let high = scratch + 2 * maxFrames * c
-                let low = high + maxFrames
+                let high = scratch + stride * c
+                let low = high + lowOffset
                 let s = state + 6 * c
                 var s1 = s[0], s2 = s[1], h1 = s[2], h2 = s[3], l1 = s[4], l2 = s[5]
                 for j in i..<end {
@@ -213,10 +214,12 @@ public final class DeEsserUnit: RackUnit {
         let mode = params[Param.mode]
         var power = state[0], change = state[1]
         var most: Float = 0
+        let stride = 2 * maxFrames, lowOffset = maxFrames
+        let detector = detector, attack = attack, release = release
         for i in 0..<n {
             var square: Float = 0
             for c in 0..<chans {
-                let h = scratch[2 * maxFrames * c + i]
+                let h = scratch[stride * c + i]
                 square = max(square, h * h)
             }
             power += detector * (square - power)
@@ -229,10 +232,10 @@ public final class DeEsserUnit: RackUnit {
             let gain = FastDecibels.decibelsToGain(change)
             let split = mode[i] < 0.5
             for c in 0..<chans {
-                let high = scratch + 2 * maxFrames * c
+                let high = scratch + stride * c
                 let y: Float
                 if split {
-                    y = high[maxFrames + i] + gain * high[i]
+                    y = high[lowOffset + i] + gain * high[i]
                 } else {
                     let x = input[min(c, input.channelCount - 1)][i]
                     y = change == 0 ? x : gain * x

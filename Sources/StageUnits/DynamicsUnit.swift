@@ -281,14 +281,22 @@ public final class DynamicsUnit: RackUnit {
         let mask = ringSize - 1
         var w = writeIndex
         let delay = lookahead
+        // One channel without lookahead (the usual microphone) reads and writes directly.
+        let mono = chans == 1
+        let monoIn = input[0], monoOut = output[0]
         var mostCompression: Float = 0
         var leastExpansion: Float = 1
         for i in 0..<n {
             if !steady { ctl.update(params, frame: i, sampleRate: sampleRate) }
             var square: Float = 0
-            for c in 0..<chans {
-                let x = input[min(c, input.channelCount - 1)][i]
-                square = max(square, x * x)
+            if mono {
+                let x = monoIn[i]
+                square = x * x
+            } else {
+                for c in 0..<chans {
+                    let x = input[min(c, input.channelCount - 1)][i]
+                    square = max(square, x * x)
+                }
             }
             power += alpha * (square - power)
             if power < 1e-30 { power = 0 }
@@ -317,6 +325,12 @@ public final class DynamicsUnit: RackUnit {
             mostCompression = min(mostCompression, comp)
             leastExpansion = min(leastExpansion, expansion)
             let gain = FastDecibels.decibelsToGain(comp + ctl.makeup) * expansion
+            if mono && delay == 0 {
+                var y = monoIn[i] * gain
+                if abs(y) < 1e-30 { y = 0 }
+                monoOut[i] = y
+                continue
+            }
             for c in 0..<chans {
                 var x = input[min(c, input.channelCount - 1)][i]
                 if delay > 0 {

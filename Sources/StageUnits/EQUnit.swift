@@ -213,12 +213,15 @@ public final class EQUnit: RackUnit {
 
         let params = context.parameters
         let start = context.sampleTime
+        // Nothing to recompute in this block when every band parameter holds the value
+        // its coefficients were made from (the updates on the grid would all be no-ops).
+        let settled = !cache[0].isNaN && bandParametersSettled(params)
         var i = 0
         var tailChanged = false
         while i < n {
             let t = start + Int64(i)
             let phase = Int(t % Int64(Self.grid))
-            if phase == 0 || cache[0].isNaN {
+            if !settled && (phase == 0 || cache[0].isNaN) {
                 let snap = cache[0].isNaN
                 for band in 0..<bands where updateBand(band, params, frame: i, snap: snap) { tailChanged = true }
             }
@@ -265,6 +268,25 @@ public final class EQUnit: RackUnit {
         }
         targets[band] = target
         bandTails[band] = Self.ringSeconds(design, sampleRate: sampleRate)
+        return true
+    }
+
+    /// True when every band's type, frequency, gain and bandwidth are steady over the block
+    /// and equal to the values its coefficients were made from.
+    @inline(__always)
+    func bandParametersSettled(_ params: ParameterValues) -> Bool {
+        for band in 0..<bands {
+            let c = cache + 4 * band
+            let ids = (Param.type(band), Param.frequency(band), Param.gain(band), Param.bandwidth(band))
+            if !params.isSteady(ids.0) || !params.isSteady(ids.1) || !params.isSteady(ids.2) || !params.isSteady(ids.3) {
+                return false
+            }
+            if c[0] != params.value(ids.0) || c[1] != params.value(ids.1) || c[2] != params.value(ids.2)
+                || c[3] != params.value(ids.3)
+            {
+                return false
+            }
+        }
         return true
     }
 
