@@ -216,21 +216,36 @@ public final class DeEsserUnit: RackUnit {
         var most: Float = 0
         let stride = 2 * maxFrames, lowOffset = maxFrames
         let detector = detector, attack = attack, release = release
+        let mono = chans == 1
+        let out0 = output[0]
+        let steady = params.isSteady(Param.threshold) && params.isSteady(Param.range) && params.isSteady(Param.mode)
+        let steadyThreshold = threshold[0], steadyFloor = -max(range[0], 0), steadySplit = mode[0] < 0.5
         for i in 0..<n {
             var square: Float = 0
-            for c in 0..<chans {
-                let h = scratch[stride * c + i]
-                square = max(square, h * h)
+            if mono {
+                let h = scratch[i]
+                square = h * h
+            } else {
+                for c in 0..<chans {
+                    let h = scratch[stride &* c &+ i]
+                    square = max(square, h * h)
+                }
             }
             power += detector * (square - power)
             if power < 1e-30 { power = 0 }
             let level = FastDecibels.powerToDecibels(power)
-            let target = max(min(threshold[i] - level, 0), -max(range[i], 0))
+            let target =
+                steady
+                ? max(min(steadyThreshold - level, 0), steadyFloor) : max(min(threshold[i] - level, 0), -max(range[i], 0))
             change += (target < change ? attack : release) * (target - change)
             if target == 0 && change > -1e-9 { change = 0 }
             most = min(most, change)
             let gain = FastDecibels.decibelsToGain(change)
-            let split = mode[i] < 0.5
+            let split = steady ? steadySplit : mode[i] < 0.5
+            if mono && split {
+                out0[i] = scratch[lowOffset + i] + gain * scratch[i]
+                continue
+            }
             for c in 0..<chans {
                 let high = scratch + stride * c
                 let y: Float

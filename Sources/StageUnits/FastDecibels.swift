@@ -16,11 +16,11 @@ enum FastDecibels {
     @inline(__always)
     static func log2(_ x: Float) -> Float {
         let bits = x.bitPattern
-        var exponent = Int32(bitPattern: (bits >> 23) & 0xff) - 127
+        var exponent = Int32(bitPattern: (bits >> 23) & 0xff) &- 127
         var mantissa = Float(bitPattern: (bits & 0x007f_ffff) | 0x3f80_0000)
         if mantissa > 1.414_213_5 {
             mantissa *= 0.5
-            exponent += 1
+            exponent &+= 1
         }
         let t = (mantissa - 1) / (mantissa + 1)
         let t2 = t * t
@@ -36,8 +36,16 @@ enum FastDecibels {
         let n = (c + 12_582_912) - 12_582_912
         let f = (c - n) * 0.693_147_18
         let p = 1 + f * (1 + f * (0.5 + f * (0.166_666_67 + f * (0.041_666_668 + f * (0.008_333_334 + f * 0.001_388_889)))))
-        let scale = Float(bitPattern: UInt32(Int32(n) + 127) << 23)
+        // n is a whole number in −126…126, so the conversions cannot trap.
+        let scale = Float(bitPattern: UInt32(truncatingIfNeeded: Int32(unsafeBitCastRange(n)) &+ 127) << 23)
         return p * scale
+    }
+
+    /// Float to Int32 for a value known to lie in −126…126 (no range check).
+    @inline(__always)
+    static func unsafeBitCastRange(_ x: Float) -> Int32 {
+        // Adding 1.5·2^23 puts the integer in the low mantissa bits.
+        Int32(truncatingIfNeeded: (x + 12_582_912).bitPattern & 0x007f_ffff) &- 0x0040_0000
     }
 
     /// The level in dB of a mean square `power` (10·log10), −300 dB for zero and below.
