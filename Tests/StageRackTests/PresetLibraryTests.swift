@@ -91,13 +91,13 @@ final class PresetLibraryTests: XCTestCase {
 
     func testTheLibraryShipsTenRacksAndAnExampleSetlist() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.repository + "/racks").filter { $0.hasSuffix(".json") }
-        XCTAssertGreaterThanOrEqual(files.filter { $0 != "setlist-example.json" && $0 != "default.json" }.count, 10)
-        let setlist = try String(contentsOfFile: Self.repository + "/racks/setlist-example.json", encoding: .utf8)
-        for f in files where f != "setlist-example.json" {
+        XCTAssertGreaterThanOrEqual(files.filter { $0 != "default.json" }.count, 10)
+        let setlist = try String(contentsOfFile: Self.repository + "/racks/setlists/example-gig.json", encoding: .utf8)
+        for f in files {
             let text = try String(contentsOfFile: Self.repository + "/racks/" + f, encoding: .utf8)
             XCTAssertTrue(text.hasPrefix("//"), "\(f) starts with a comment saying what it is for")
             XCTAssertTrue(text.contains("Knobs:"), "\(f) says which knobs do what")
-            XCTAssertTrue(setlist.contains("\"\(f)\""), "the example setlist uses \(f)")
+            XCTAssertTrue(setlist.contains("\"../\(f)\""), "the example setlist uses \(f)")
         }
     }
 
@@ -190,5 +190,55 @@ final class PresetLibraryTests: XCTestCase {
         // The sends alone (the synth plays alike in both and cancels): they ring on after the voice.
         let sends = zip(out, noSends).map { $0 - $1 }
         XCTAssertGreaterThan(level(sends, 6.2, 7.0), level(out, 4.1, 5.9) - 35, "echo and reverb ring on")
+    }
+}
+
+extension PresetLibraryTests {
+    /// A Standard MIDI File (format 0, 480 ticks per quarter at 120 BPM) with one program
+    /// change (1-based `program`, channel 1) at `seconds`, ending at `end` seconds.
+    func programChangeFile(program: Int, at seconds: Double, end: Double) -> [UInt8] {
+        func vlq(_ v: Int) -> [UInt8] {
+            var bytes = [UInt8(v & 0x7f)]
+            var rest = v >> 7
+            while rest > 0 {
+                bytes.insert(UInt8(0x80 | (rest & 0x7f)), at: 0)
+                rest >>= 7
+            }
+            return bytes
+        }
+        let at = Int(seconds * 960), stop = Int(end * 960)
+        let track = vlq(at) + [0xC0, UInt8(program - 1)] + vlq(stop - at) + [0xFF, 0x2F, 0x00]
+        let n = track.count
+        return [0x4D, 0x54, 0x68, 0x64, 0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
+            + [0x4D, 0x54, 0x72, 0x6B, UInt8(n >> 24), UInt8((n >> 16) & 0xff), UInt8((n >> 8) & 0xff), UInt8(n & 0xff)] + track
+    }
+
+    /// The example setlist, rendered with the demo voice as input and a program change to
+    /// song 8 ("Duet with uncle") at 3 s: the voice is at its own pitch before and an octave
+    /// down after.
+    func testExampleSetlistSwitchesSongsOnProgramChanges() throws {
+        let voicePath = folder + "/dry.json.wav"
+        _ = try dry()
+        let midiPath = folder + "/switch.mid"
+        FileManager.default.createFile(atPath: midiPath, contents: Data(programChangeFile(program: 8, at: 3, end: 6)))
+        let output = folder + "/gig.wav"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: stagerack)
+        p.arguments = [
+            "render", Self.repository + "/racks/setlists/example-gig.json", "--input", voicePath, "--midi", midiPath,
+            "--output", output, "--duration", "6.5",
+        ]
+        let errors = Pipe()
+        p.standardError = errors
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, log)
+        let out = try AudioData.read(path: output).channels[0]
+        let before = PitchMeasure.fundamental(window(out, 1.1, 1.9), sampleRate: rate, low: 80, high: 1000)
+        let after = PitchMeasure.fundamental(window(out, 4.4, 5.8), sampleRate: rate, low: 80, high: 1000)
+        XCTAssertEqual(before / 440, 1, accuracy: 0.02, "song 1 (spoken word) sings 440 Hz: \(formatNumber(before)) Hz")
+        XCTAssertEqual(after / 130.81, 1, accuracy: 0.02, "song 8 (uncle voice) an octave down: \(formatNumber(after)) Hz; \(log)")
     }
 }
