@@ -176,6 +176,30 @@ struct DynamicsControl {
     }
 }
 
+/// The render state of the dynamics unit, in registers during a block. Thread: render.
+struct DynamicsState {
+    var power: Float, comp: Float, expansion: Float, open: Float, gatePower: Float
+    /// The block's most compression (dB) and least expander gain, for the meter.
+    var mostCompression: Float = 0
+    var leastExpansion: Float = 1
+
+    init(_ p: UnsafeMutablePointer<Float>) {
+        power = p[0]
+        comp = p[1]
+        expansion = p[2]
+        open = p[3]
+        gatePower = p[4]
+    }
+
+    func store(_ p: UnsafeMutablePointer<Float>) {
+        p[0] = power
+        p[1] = comp
+        p[2] = expansion
+        p[3] = open
+        p[4] = gatePower
+    }
+}
+
 /// The compressor/expander. Per sample: detector, static curves, smoothing of the gain
 /// change in dB, gain applied to the (optionally delayed) input. Everything per sample
 /// from per-sample parameter values, so the output does not depend on block size.
@@ -204,6 +228,8 @@ public final class DynamicsUnit: RackUnit {
     var ring: UnsafeMutablePointer<Float>? = nil
     var ringSize = 1
     var writeIndex = 0
+    /// Per block: squares, then gains (`maxFrames`).
+    var scratch: UnsafeMutablePointer<Float>? = nil
     let reduction = Atomic<UInt32>(0)
 
     public init(lookaheadSeconds: Double = 0) {
@@ -218,6 +244,7 @@ public final class DynamicsUnit: RackUnit {
         state.deallocate()
         control.deallocate()
         ring?.deallocate()
+        scratch?.deallocate()
     }
 
     public var latencyFrames: Int { lookahead }
@@ -244,6 +271,9 @@ public final class DynamicsUnit: RackUnit {
         while ringSize < lookahead + 1 { ringSize <<= 1 }
         ring?.deallocate()
         ring = .allocate(capacity: channels * ringSize)
+        scratch?.deallocate()
+        scratch = .allocate(capacity: max(spec.maxFrames, 1))
+        scratch!.initialize(repeating: 0, count: max(spec.maxFrames, 1))
         ring!.initialize(repeating: 0, count: channels * ringSize)
         reset()
     }
@@ -260,7 +290,7 @@ public final class DynamicsUnit: RackUnit {
     }
 
     public func render(_ context: RenderContext) {
-        guard let ring else { return }
+        guard let ring, let scratch else { return }
         let n = context.frameCount
         let input = context.inputs[0]
         let output = context.outputs[0]
@@ -271,88 +301,108 @@ public final class DynamicsUnit: RackUnit {
         }
         let chans = min(output.channelCount, channels)
         let params = context.parameters
+        // Pass 1: the detector's input, the largest square over the channels.
+        let first = input[0]
+        for i in 0..<n { scratch[i] = first[i] * first[i] }
+        for c in 1..<max(chans, 1) where c < input.channelCount {
+            let src = input[c]
+            for i in 0..<n { scratch[i] = max(scratch[i], src[i] * src[i]) }
+        }
+        // Pass 2: squares to gains, in place.
         var steady = true
         for p in 0..<params.count where !params.isSteady(p) { steady = false }
         var ctl = control.pointee
         ctl.update(params, frame: 0, sampleRate: sampleRate)
-        var power = state[0], comp = state[1], expansion = state[2], open = state[3], gatePower = state[4]
-        let alpha = detectorCoefficient
-        let gateAlpha = gateDetectorCoefficient
-        let mask = ringSize - 1
-        var w = writeIndex
-        let delay = lookahead
-        // One channel without lookahead (the usual microphone) reads and writes directly.
-        let mono = chans == 1
-        let monoIn = input[0], monoOut = output[0]
-        var mostCompression: Float = 0
-        var leastExpansion: Float = 1
-        for i in 0..<n {
-            if !steady { ctl.update(params, frame: i, sampleRate: sampleRate) }
-            var square: Float = 0
-            if mono {
-                let x = monoIn[i]
-                square = x * x
+        var st = DynamicsState(state)
+        let alpha = detectorCoefficient, gateAlpha = gateDetectorCoefficient
+        if steady {
+            Self.gains(scratch, count: n, ctl, &st, alpha, gateAlpha)
+        } else {
+            for i in 0..<n {
+                ctl.update(params, frame: i, sampleRate: sampleRate)
+                Self.gains(scratch + i, count: 1, ctl, &st, alpha, gateAlpha)
+            }
+        }
+        st.store(state)
+        control.pointee = ctl
+        // Pass 3: the gains applied, through the lookahead line when there is one.
+        let delay = lookahead, mask = ringSize - 1
+        for c in 0..<chans {
+            let src = input[min(c, input.channelCount - 1)]
+            let dst = output[c]
+            if delay == 0 {
+                for i in 0..<n {
+                    let y = src[i] * scratch[i]
+                    dst[i] = abs(y) < 1e-30 ? 0 : y
+                }
             } else {
-                for c in 0..<chans {
-                    let x = input[min(c, input.channelCount - 1)][i]
-                    square = max(square, x * x)
+                let line = ring + c * ringSize
+                var w = writeIndex
+                for i in 0..<n {
+                    line[w] = src[i]
+                    let y = line[(w &- delay) & mask] * scratch[i]
+                    dst[i] = abs(y) < 1e-30 ? 0 : y
+                    w = (w &+ 1) & mask
                 }
             }
+        }
+        if delay > 0 { writeIndex = (writeIndex + n) & mask }
+        for c in chans..<output.channelCount { output[c].update(repeating: 0, count: n) }
+        let expanded = st.leastExpansion > 0 ? -FastDecibels.powerToDecibels(st.leastExpansion * st.leastExpansion) : 120
+        reduction.store((-st.mostCompression + expanded).bitPattern, ordering: .relaxed)
+    }
+
+    /// Detector, curves and smoothing over `count` samples: each (largest) square in
+    /// `buffer` becomes the gain for that sample. The state lives in locals for the loop.
+    /// Thread: render.
+    static func gains(
+        _ buffer: UnsafeMutablePointer<Float>, count: Int, _ ctl: DynamicsControl, _ state: inout DynamicsState,
+        _ alpha: Float, _ gateAlpha: Float
+    ) {
+        var power = state.power, comp = state.comp, expansion = state.expansion, open = state.open
+        var gatePower = state.gatePower, mostCompression = state.mostCompression, leastExpansion = state.leastExpansion
+        let attack = ctl.attack, release = ctl.release, makeup = ctl.makeup
+        let gateOn = ctl.expansionSlope > 0, te = ctl.expansionThreshold, closeBelow = te - ctl.hysteresis
+        let expansionSlope = ctl.expansionSlope
+        for i in 0..<count {
+            let square = buffer[i]
             power += alpha * (square - power)
             if power < 1e-30 { power = 0 }
             gatePower += gateAlpha * (square - gatePower)
             if gatePower < 1e-30 { gatePower = 0 }
             let level = FastDecibels.powerToDecibels(power)
-            let gateLevel = FastDecibels.powerToDecibels(gatePower)
             // Compressor: the change in dB, smoothed in dB.
             let gc = ctl.compression(level)
-            comp += (gc < comp ? ctl.attack : ctl.release) * (gc - comp)
+            comp += (gc < comp ? attack : release) * (gc - comp)
             if gc == 0 && comp > -1e-9 { comp = 0 }
             // Expander with hysteresis: closes below Te − H, opens above Te; its gain is
             // smoothed as a factor (a gate opens in about its attack time from any depth).
-            if open != 0 {
-                if gateLevel < ctl.expansionThreshold - ctl.hysteresis { open = 0 }
-            } else if gateLevel > ctl.expansionThreshold {
+            var target: Float = 1
+            if gateOn {
+                let gateLevel = FastDecibels.powerToDecibels(gatePower)
+                if open != 0 {
+                    if gateLevel < closeBelow { open = 0 }
+                } else if gateLevel > te {
+                    open = 1
+                }
+                if open == 0 {
+                    target = FastDecibels.decibelsToGain(max((gateLevel - te) * expansionSlope, maxExpansion))
+                }
+            } else {
                 open = 1
             }
-            var target: Float = 1
-            if open == 0 {
-                let ge = max((gateLevel - ctl.expansionThreshold) * ctl.expansionSlope, Self.maxExpansion)
-                target = FastDecibels.decibelsToGain(ge)
-            }
-            expansion += (target < expansion ? ctl.release : ctl.attack) * (target - expansion)
+            expansion += (target < expansion ? release : attack) * (target - expansion)
             if target == 1 && expansion > 0.999_999_9 { expansion = 1 }
             mostCompression = min(mostCompression, comp)
             leastExpansion = min(leastExpansion, expansion)
-            let gain = FastDecibels.decibelsToGain(comp + ctl.makeup) * expansion
-            if mono && delay == 0 {
-                var y = monoIn[i] * gain
-                if abs(y) < 1e-30 { y = 0 }
-                monoOut[i] = y
-                continue
-            }
-            for c in 0..<chans {
-                var x = input[min(c, input.channelCount - 1)][i]
-                if delay > 0 {
-                    let line = ring + c * ringSize
-                    line[w] = x
-                    x = line[(w &- delay) & mask]
-                }
-                var y = x * gain
-                if abs(y) < 1e-30 { y = 0 }
-                output[c][i] = y
-            }
-            w = (w + 1) & mask
+            buffer[i] = FastDecibels.decibelsToGain(comp + makeup) * expansion
         }
-        for c in chans..<output.channelCount { output[c].update(repeating: 0, count: n) }
-        state[0] = power
-        state[1] = comp
-        state[2] = expansion
-        state[3] = open
-        state[4] = gatePower
-        writeIndex = w
-        control.pointee = ctl
-        let expanded = leastExpansion > 0 ? -FastDecibels.powerToDecibels(leastExpansion * leastExpansion) : 120
-        reduction.store((-mostCompression + expanded).bitPattern, ordering: .relaxed)
+        state.power = power
+        state.comp = comp
+        state.expansion = expansion
+        state.open = open
+        state.gatePower = gatePower
+        state.mostCompression = mostCompression
+        state.leastExpansion = leastExpansion
     }
 }
