@@ -68,7 +68,7 @@ public struct DeEsserUnitType: UnitType {
 /// Crossover coefficients follow `frequency` on a 16-sample grid of absolute time (as the
 /// EQ does), so the output does not depend on block size.
 /// Thread: render for `render`/`reset`; control for `init`/`prepare`.
-public final class DeEsserUnit: RackUnit {
+public final class DeEsserUnit: RackUnit, UnitMeter {
     typealias Param = DeEsserUnitType.Param
     static let grid = 16
     public static let detectorSeconds = 0.001
@@ -105,6 +105,9 @@ public final class DeEsserUnit: RackUnit {
 
     /// The most reduction (dB, ≥ 0) in the last rendered block. Thread: any.
     public var gainReduction: Float { Float(bitPattern: reduction.load(ordering: .relaxed)) }
+
+    public var meterName: String { "gain reduction" }
+    public var meterValue: Float { gainReduction }
 
     /// Sizes the filter states and scratch. Thread: control.
     public func prepare(_ spec: PrepareSpec) throws {

@@ -204,7 +204,7 @@ struct DynamicsState {
 /// change in dB, gain applied to the (optionally delayed) input. Everything per sample
 /// from per-sample parameter values, so the output does not depend on block size.
 /// Thread: render for `render`/`reset`; control for `init`/`prepare`.
-public final class DynamicsUnit: RackUnit {
+public final class DynamicsUnit: RackUnit, UnitMeter {
     typealias Param = DynamicsUnitType.Param
     /// Time constant of the compressor's mean square.
     public static let detectorSeconds = 0.001
@@ -251,6 +251,9 @@ public final class DynamicsUnit: RackUnit {
 
     /// The most gain reduction (dB, ≥ 0) in the last rendered block. Thread: any.
     public var gainReduction: Float { Float(bitPattern: reduction.load(ordering: .relaxed)) }
+
+    public var meterName: String { "gain reduction" }
+    public var meterValue: Float { gainReduction }
 
     /// 1 − e^(−1/(τ·fs)): a one-pole's coefficient for time constant τ.
     static func smoothingCoefficient(_ seconds: Double, _ sampleRate: Double) -> Float {
