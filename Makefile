@@ -6,7 +6,7 @@ OUT ?= out
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps test-deps build run test e2e unit-tests bench clean install install-dry-run check-aarch64
+.PHONY: all deps test-deps build run test e2e unit-tests tsan bench clean install install-dry-run check-aarch64
 
 all: build
 
@@ -30,7 +30,21 @@ test: test-deps
 	$(SWIFT) test -c release
 	$(SWIFT) build -c release --product stagerack
 	Tests/cli/run.sh
+	Tests/cli/live-path.sh
+	$(MAKE) tsan
 	$(MAKE) e2e
+
+# The live path under the thread sanitizer, in a build of its own (.build/tsan) where a
+# queue used by a second producer or consumer thread traps: the live stress test (20 s)
+# and the queue, player and live-path tests. Suppressions: Tests/tsan.supp (C libraries only).
+TSAN_TESTS := LiveStressTests|LivePathTests|SPSCQueueTests|RackPlayerTests|PresetSwitchingTests
+tsan:
+	@start=$$(date +%s); \
+	$(SWIFT) build -c release --build-tests --sanitize=thread -Xswiftc -DSTAGERACK_QUEUE_OWNER_TRAPS --scratch-path .build/tsan \
+	&& TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/Tests/tsan.supp" STAGERACK_STRESS_SECONDS=20 \
+	  $(SWIFT) test -c release --skip-build --sanitize=thread -Xswiftc -DSTAGERACK_QUEUE_OWNER_TRAPS --scratch-path .build/tsan \
+	  --filter '$(TSAN_TESTS)'; \
+	rc=$$?; echo "make tsan: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # End-to-end on a real Linux kernel in qemu (snd-aloop sound card, snd-virmidi ports):
 # the live scenario and the MIDI layer. A VM that cannot boot is a failure.

@@ -29,14 +29,16 @@ public struct MIDIMonitorRecord: Sendable, BitwiseCopyable {
 ///   Midi Through or itself) at start, and to matching ports that appear later (System
 ///   Announce); ports that vanish and come back are connected again by name.
 /// - Any program can also connect to `StageRack:in` (aconnect, aplaymidi -p, a DAW).
-/// - Decodes channel messages, NRPN/RPN and 14-bit events (as their CCs), clock and
-///   Start/Stop; passes over SysEx. Maps each through a `MIDIMapper` and pushes engine
-///   events into the engine's queue (this thread is that queue's one producer).
+/// - Takes channel messages, NRPN/RPN and 14-bit events (as their CCs), clock and
+///   Start/Stop straight from the sequencer's decoded events (`SequencerEvents`); passes
+///   over SysEx. Stamps each with CLOCK_MONOTONIC on arrival and hands it to its
+///   `MIDIRouter`, which schedules it on the audio clock, maps it and pushes the engine
+///   events into the player's queue (this thread is that queue's one producer).
 /// - Sends the mapper's feedback out of `StageRack:out`, which it connects to the
 ///   controllers' inputs when some mapping asks for feedback.
 ///
-/// Thread: init, `start`, `stop`, `replaceMapper`, `wake`, `takeLog` on the control
-/// thread; the rest runs on the MIDI thread it starts.
+/// Thread: init, `start`, `stop`, `replaceMapper`, `noteParameterMoved`, `takeLog` on the
+/// control thread; `wake` from any; the rest runs on the MIDI thread it starts.
 public final class MIDIInput: @unchecked Sendable {
     public struct Options: Sendable {
         public var clientName: String
@@ -55,41 +57,33 @@ public final class MIDIInput: @unchecked Sendable {
     public let clientID: Int
     public let inputPort: Int
     public let outputPort: Int
-    /// Records for a monitor (when `options.monitor`). Consumer: one thread.
-    public let monitor: SPSCQueue<MIDIMonitorRecord>?
-    /// Preset selection (Program Change, next/previous triggers) and transport, for the
-    /// control thread; kept across mapper replacements. Consumer: one control thread.
-    public let actions = SPSCQueue<ControlAction>(minimumCapacity: 256)
-    /// Parameter changes made on the control side, on their way to the current mapper.
-    let notices = SPSCQueue<ParameterNotice>(minimumCapacity: 4096)
+    /// Scheduling, mapping and the queues to the render and control threads.
+    public let router: MIDIRouter
+    /// Records for a monitor (when `options.monitor`). Producer: the MIDI thread.
+    /// Consumer: one control thread.
+    public var monitor: SPSCQueue<MIDIMonitorRecord>? { router.monitor }
+    /// Preset selection (Program Change, next/previous triggers) and transport, kept across
+    /// mapper replacements. Producer: the MIDI thread. Consumer: one control thread.
+    public var actions: SPSCQueue<ControlAction> { router.actions }
 
     // Counters (any thread may read).
-    public var messagesReceived: Int { received.load(ordering: .relaxed) }
-    /// Engine events lost because the engine's queue was full.
-    public var engineEventsDropped: Int { dropped.load(ordering: .relaxed) }
+    public var messagesReceived: Int { router.messagesReceived }
+    /// Engine events lost because the player's queue was full.
+    public var engineEventsDropped: Int { router.engineEventsDropped }
     /// Times the kernel's input pool overflowed (events lost before we read them).
     public var inputOverruns: Int { overruns.load(ordering: .relaxed) }
     public var sysExSkipped: Int { sysEx.load(ordering: .relaxed) }
-    let received = Atomic<Int>(0)
-    let dropped = Atomic<Int>(0)
     let overruns = Atomic<Int>(0)
     let sysEx = Atomic<Int>(0)
 
     let sequencer: ALSASequencer
     let rules: MIDIPortRules
     // MIDI thread state.
-    var mapper: MIDIMapper?
-    var events: SPSCQueue<EngineEvent>?
+    var mapper: MIDIMapper? { router.mapper }
     var sources: [SequencerPort] = []
     var destinations: [SequencerPort] = []
-    var parser = MIDIByteParser()
-    let decodeBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
-    var needsInitialFeedback = true
-    var currentSource: (Int16, Int16) = (-1, -1)
 
     // Control ↔ MIDI thread.
-    let swap = Mutex<(MIDIMapper?, SPSCQueue<EngineEvent>?)?>(nil)
-    let swapPending = Atomic<Bool>(false)
     let stopping = Atomic<Bool>(false)
     let log = Mutex<[String]>([])
     let connected = Mutex<[String]>([])
@@ -98,8 +92,11 @@ public final class MIDIInput: @unchecked Sendable {
     var thread: pthread_t?
 
     /// Opens the sequencer client and its ports. `mapper` may be nil (a bare monitor);
-    /// `events` is the engine's queue (nil: events are dropped). Thread: control.
-    public init(options: Options, mapper: MIDIMapper?, events: SPSCQueue<EngineEvent>?) throws(ALSASequencerError) {
+    /// `events` is the player's queue (nil: events are dropped); `clock` the audio clock
+    /// live events are scheduled on (nil: each applies at the next block). Thread: control.
+    public init(options: Options, mapper: MIDIMapper?, events: SPSCQueue<EngineEvent>?, clock: AudioClock? = nil)
+        throws(ALSASequencerError)
+    {
         self.options = options
         sequencer = try ALSASequencer(name: options.clientName)
         clientID = sequencer.clientID
@@ -108,9 +105,7 @@ public final class MIDIInput: @unchecked Sendable {
         // Hotplug: the system announces clients and ports starting and stopping.
         try sequencer.connectFrom(MIDIPortRules.systemClient, Int(SND_SEQ_PORT_SYSTEM_ANNOUNCE), to: inputPort)
         rules = MIDIPortRules(patterns: options.patterns, ownClient: clientID)
-        self.mapper = mapper
-        self.events = events
-        monitor = options.monitor ? SPSCQueue(minimumCapacity: 8192) : nil
+        router = MIDIRouter(mapper: mapper, events: events, clock: clock, monitor: options.monitor)
         var fds: [Int32] = [0, 0]
         try ALSASequencer.check("pipe", pipe(&fds) == 0 ? 0 : -errno, "making the MIDI thread's wake-up pipe")
         for fd in fds {
@@ -125,7 +120,6 @@ public final class MIDIInput: @unchecked Sendable {
         stop()
         close(wakeRead)
         close(wakeWrite)
-        decodeBuffer.deallocate()
     }
 
     /// `StageRack:in (128:0)`.
@@ -165,8 +159,7 @@ public final class MIDIInput: @unchecked Sendable {
     /// switch); it switches between two messages, carrying the knobs' positions over
     /// (`MIDIMapper.takeOver`) and sending the new values as feedback. Thread: control.
     public func replaceMapper(_ mapper: MIDIMapper?, events: SPSCQueue<EngineEvent>?) {
-        swap.withLock { $0 = (mapper, events) }
-        swapPending.store(true, ordering: .releasing)
+        router.replace(mapper, events: events)
         wake()
     }
 
@@ -175,7 +168,7 @@ public final class MIDIInput: @unchecked Sendable {
     /// out. Never blocks; false when the queue is full. Thread: one control thread.
     @discardableResult
     public func noteParameterMoved(_ address: ParameterAddress, to value: Float, byPreset: Bool = true) -> Bool {
-        let ok = notices.push(ParameterNotice(address: address, value: value, byPreset: byPreset))
+        let ok = router.notices.push(ParameterNotice(address: address, value: value, byPreset: byPreset))
         wake()
         return ok
     }
@@ -213,25 +206,10 @@ public final class MIDIInput: @unchecked Sendable {
         fds.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
         var drain = [UInt8](repeating: 0, count: 64)
         while !stopping.load(ordering: .acquiring) {
-            if swapPending.exchange(false, ordering: .acquiringAndReleasing) {
-                if let (m, e) = swap.withLock({ s -> (MIDIMapper?, SPSCQueue<EngineEvent>?)? in
-                    let v = s
-                    s = nil
-                    return v
-                }) {
-                    if let old = mapper, let m { m.takeOver(from: old) }  // knobs wait for pickup
-                    mapper = m
-                    events = e
-                    needsInitialFeedback = true
-                }
-            }
-            if needsInitialFeedback {
-                needsInitialFeedback = false
-                mapper?.queueInitialFeedback()
-            }
+            router.takeReplacement()
             sendFeedback()
             var timeout: Int32 = 100
-            if let deadline = mapper?.nextDeadline {
+            if let deadline = router.nextDeadline {
                 timeout = Int32(min(max((deadline - monotonicSeconds()) * 1000, 0).rounded(.up), 100))
             }
             for i in fds.indices { fds[i].revents = 0 }
@@ -244,16 +222,10 @@ public final class MIDIInput: @unchecked Sendable {
                 while read(wakeRead, &drain, drain.count) > 0 {}
             }
             if stopping.load(ordering: .acquiring) { break }
+            router.takeReplacement()
             readEvents()
-            if let mapper {
-                while let n = notices.pop() { mapper.noteParameterMoved(n.address, to: n.value, byPreset: n.byPreset) }
-                let count = mapper.poll(seconds: monotonicSeconds()) { push($0) }
-                if count > 0 { record(MIDIMessage(status: 0), seconds: monotonicSeconds(), source: (-1, -1), count: count) }
-                forwardActions()
-                sendFeedback()
-            } else {
-                while notices.pop() != nil {}
-            }
+            router.poll(nanoseconds: monotonicNanoseconds())
+            sendFeedback()
         }
     }
 
@@ -275,6 +247,7 @@ public final class MIDIInput: @unchecked Sendable {
     }
 
     func handle(_ ev: UnsafeMutablePointer<snd_seq_event_t>) {
+        let arrival = monotonicNanoseconds()
         let e = ev.pointee
         if Int(e.source.client) == MIDIPortRules.systemClient {
             announcement(e)
@@ -284,61 +257,13 @@ public final class MIDIInput: @unchecked Sendable {
             sysEx.add(1, ordering: .relaxed)
             return
         }
-        let n = sequencer.decode(ev, into: decodeBuffer, capacity: 64)
-        guard n > 0 else { return }
-        let now = monotonicSeconds()
-        currentSource = (Int16(e.source.client), Int16(e.source.port))
-        parser.reset()
-        for i in 0..<n {
-            parser.feed(decodeBuffer[i]) { message in map(message, seconds: now) }
-        }
-    }
-
-    func map(_ message: MIDIMessage, seconds: Double) {
-        received.add(1, ordering: .relaxed)
-        guard let mapper else {
-            if let monitor {
-                _ = monitor.push(
-                    MIDIMonitorRecord(
-                        message: message, seconds: seconds, sourceClient: currentSource.0, sourcePort: currentSource.1,
-                        outcome: .ignored, isFirst: true))
-            }
-            return
-        }
-        mapper.handle(message, at: EngineEvent.now, seconds: seconds) { push($0) }
-        record(message, seconds: seconds, source: currentSource, count: mapper.outcomeCount)
-        forwardActions()
+        let source = (Int16(e.source.client), Int16(e.source.port))
+        SequencerEvents.messages(of: e) { router.handle($0, arrivalNanoseconds: arrival, source: source) }
         sendFeedback()
     }
 
-    func forwardActions() {
-        guard let mapper else { return }
-        while let a = mapper.actions.pop() { _ = actions.push(a) }
-    }
-
-    /// Into the engine's (or `RackPlayer`'s) queue, tagged with the generation of the plan
-    /// the mapper was made for (tempo is for whatever rack plays).
-    @inline(__always)
-    func push(_ e: EngineEvent) {
-        guard let events else { return }
-        var tagged = e
-        tagged.generation = e.kind == .tempo ? 0 : (mapper?.generation ?? 0)
-        if !events.push(tagged) { dropped.add(1, ordering: .relaxed) }
-    }
-
-    func record(_ message: MIDIMessage, seconds: Double, source: (Int16, Int16), count: Int) {
-        guard let monitor, let mapper else { return }
-        for i in 0..<count {
-            _ = monitor.push(
-                MIDIMonitorRecord(
-                    message: message, seconds: seconds, sourceClient: source.0, sourcePort: source.1,
-                    outcome: mapper.outcome(i), isFirst: i == 0))
-        }
-    }
-
     func sendFeedback() {
-        guard let mapper else { return }
-        while let m = mapper.feedback.pop() {
+        router.sendFeedback { m in
             let count = m.kind == .programChange || m.kind == .channelPressure ? 2 : 3
             try? sequencer.send(MIDIBytes(m.status, m.data1, m.data2, count: count), from: outputPort)
         }
@@ -398,7 +323,7 @@ public final class MIDIInput: @unchecked Sendable {
             try sequencer.connectTo(p.client, p.port, from: outputPort)
             destinations.append(p)
             note("feedback to: \(p)")
-            needsInitialFeedback = true
+            router.needsInitialFeedback = true
         } catch let error where error.code == -EBUSY {
             destinations.append(p)
         } catch {

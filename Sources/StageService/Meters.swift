@@ -26,12 +26,16 @@ public struct StatusRecord: Sendable, Equatable {
     public var seconds: Double
     /// Whether the audio thread runs with SCHED_FIFO.
     public var realtime: Bool
+    /// MIDI events lost since start (a full queue, the kernel's input pool overflowing),
+    /// and events that came after their frame had been rendered (played at the next block).
+    public var midiLost = 0
+    public var midiLate = 0
 
     public init(
         rackName: String, rackFile: String = "", snapshot: String? = nil, peakIn: Float?, peakOut: Float, load: Float,
         xruns: Int = 0, lastXrun: (side: String, code: Int)? = nil, midiMessages: Int? = nil, lastMIDI: String? = nil,
         seconds: Double = 0,
-        realtime: Bool = false
+        realtime: Bool = false, midiLost: Int = 0, midiLate: Int = 0
     ) {
         self.rackName = rackName
         self.rackFile = rackFile
@@ -45,13 +49,15 @@ public struct StatusRecord: Sendable, Equatable {
         self.lastMIDI = lastMIDI
         self.seconds = seconds
         self.realtime = realtime
+        self.midiLost = midiLost
+        self.midiLate = midiLate
     }
 
     public static func == (a: StatusRecord, b: StatusRecord) -> Bool {
         a.rackName == b.rackName && a.rackFile == b.rackFile && a.snapshot == b.snapshot && a.peakIn == b.peakIn
             && a.peakOut == b.peakOut && a.load == b.load && a.xruns == b.xruns && a.lastXrun?.side == b.lastXrun?.side
             && a.lastXrun?.code == b.lastXrun?.code && a.midiMessages == b.midiMessages && a.lastMIDI == b.lastMIDI && a.seconds == b.seconds
-            && a.realtime == b.realtime
+            && a.realtime == b.realtime && a.midiLost == b.midiLost && a.midiLate == b.midiLate
     }
 }
 
@@ -72,7 +78,16 @@ public func statusLine(_ r: StatusRecord) -> String {
     s += " | out \(dbfsText(r.peakOut)) dBFS"
     s += " | midi \(r.midiMessages.map(String.init) ?? "off")"
     if let m = r.lastMIDI { s += " (last: \(m))" }
+    s += midiTroubleText(r)
     return s
+}
+
+/// ` | MIDI lost 3, late 1` when some MIDI was lost or late, else nothing. Thread: any.
+func midiTroubleText(_ r: StatusRecord) -> String {
+    var parts: [String] = []
+    if r.midiLost > 0 { parts.append("lost \(r.midiLost)") }
+    if r.midiLate > 0 { parts.append("late \(r.midiLate)") }
+    return parts.isEmpty ? "" : " | MIDI " + parts.joined(separator: ", ")
 }
 
 /// The `--meters` view: a few lines with bars, redrawn in place on a terminal.
@@ -126,6 +141,7 @@ public struct MeterView: Sendable {
         var last = "xruns \(r.xruns)"
         if let x = r.lastXrun { last += " (last: \(x.side) \(x.code))" }
         last += "   MIDI: \(r.midiMessages.map { "\($0) messages, last: \(r.lastMIDI ?? "-")" } ?? "off")"
+        last += midiTroubleText(r)
         out.append(fit(last))
         return out
     }

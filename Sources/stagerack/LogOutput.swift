@@ -1,5 +1,6 @@
 import CStageShim
 import StageService
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -7,28 +8,37 @@ import Glibc
 
 /// Where `Log` lines go: stderr in the `LogFormat` of this process (journald priorities
 /// under systemd, colours only on a terminal), around the `--meters` view when it is on
-/// screen. Thread: main (the control thread) only.
+/// screen. Lines come from the main thread and the control thread (switches, reloads), so
+/// the state lives under a lock: each line and each redraw is written whole. Never called
+/// from the audio thread. Thread: any but the audio thread.
 enum LogOutput {
-    nonisolated(unsafe) static var format = LogFormat.detect(environment: ProcessEnvironment.current)
-    /// The meter lines on screen just above the cursor (empty: none).
-    nonisolated(unsafe) private static var meterLines: [String] = []
+    struct State {
+        var format = LogFormat.detect(environment: ProcessEnvironment.current)
+        /// The meter lines on screen just above the cursor (empty: none).
+        var meterLines: [String] = []
+    }
+    static let state = Mutex(State())
 
     static func emit(_ level: LogLevel, _ message: String) {
-        if meterLines.isEmpty {
-            Console.writeStderr(format.format(level, message))
-        } else {
-            Console.writeStderr(MeterView.erase(meterLines.count) + format.format(level, message) + MeterView.draw(meterLines, replacing: 0))
+        state.withLock { s in
+            if s.meterLines.isEmpty {
+                Console.writeStderr(s.format.format(level, message))
+            } else {
+                Console.writeStderr(MeterView.erase(s.meterLines.count) + s.format.format(level, message) + MeterView.draw(s.meterLines, replacing: 0))
+            }
         }
     }
 
     /// Draws the meters in place of the previous ones.
     static func showMeters(_ lines: [String]) {
-        Console.writeStderr(MeterView.draw(lines, replacing: meterLines.count))
-        meterLines = lines
+        state.withLock { s in
+            Console.writeStderr(MeterView.draw(lines, replacing: s.meterLines.count))
+            s.meterLines = lines
+        }
     }
 
     /// Leaves the last meters on screen; later lines print below them.
-    static func releaseMeters() { meterLines = [] }
+    static func releaseMeters() { state.withLock { $0.meterLines = [] } }
 }
 
 /// The process environment as a dictionary. Thread: any (read-only after start).

@@ -67,8 +67,11 @@ enum PlayCommand {
     }
 }
 
-/// One live run: devices, the rack player, the audio thread and the control loop.
-/// Thread: main (the control thread); the audio thread is started from here.
+/// One live run: devices, the rack player and its threads (racks/README.md, "Threads"):
+/// the audio thread renders, the MIDI thread maps MIDI into the player's queue, the control
+/// thread (the preset switcher's) loads racks and releases retired ones; this, the main
+/// thread, waits for signals, draws the status and the meters, and sends the control thread
+/// its requests. Thread: main.
 final class LiveSession {
     let setup: PlayCommand.Setup
     let setlist: Setlist
@@ -119,13 +122,14 @@ final class LiveSession {
         let switcher = PresetSwitcher(
             setlist: setlist, index: 0, player: player, firstPlan: plan, registry: Registry.standard, options: options,
             log: { Log.info($0) })
+        switcher.warn = { Log.warning($0) }
         // MIDI: the sequencer client feeds the player's queue; program changes and preset
         // buttons come back as actions for the switcher.
         var midi: MIDIInput?
         do {
             let input = try MIDIInput(
                 options: .init(patterns: rack.midi.connect, monitor: true), mapper: MIDIMapper(plan: plan, presetsByDefault: true),
-                events: player.events)
+                events: player.events, clock: player.clock)
             try input.start()
             midi = input
             Log.info("MIDI: \(input.inputName) listening\(rack.midi.connect.isEmpty ? " (every hardware port)" : " (\(rack.midi.connect.joined(separator: ", ")))")")
@@ -145,10 +149,10 @@ final class LiveSession {
                 if let a = plan.address(of: v.target) { midiInput?.noteParameterMoved(a, to: v.value) }
             }
         }
-        switcher.start()
+        switcher.start(midiActions: midiInput?.actions)
         defer {
-            switcher.stop()
             midiInput?.stop()
+            switcher.stop()  // its last act: the last retired racks released
         }
         let watcher = setup.watch ? FileWatcher(paths: setlist.entries.map(\.rack)) : nil
         if setup.watch && watcher == nil { Log.warning("--watch: inotify is not available; files are not watched") }
@@ -167,6 +171,7 @@ final class LiveSession {
 
         let limit = setup.duration.map { Int($0 * rate) }
         var live = LiveAudio(playback: playback, capture: capture, player: player, frameLimit: limit)
+        if live.isPaced { Log.info("playback \(playback.configuration.device) keeps no time (alsa-lib's file or null plugin): pacing to the wall clock") }
         var framesBefore = 0
         let status = makeStatusView()  // --status / --meters, xrun lines (PlayService.swift)
         var announced = false
@@ -197,39 +202,34 @@ final class LiveSession {
                     live.stallMicroseconds.store(3 * periodMicroseconds, ordering: .relaxed)
                 case SIGHUP:
                     Log.info("SIGHUP: reloading \(setlist.entries[switcher.currentIndex].rack)")
-                    switcher.request(.reload)
+                    requestReload(switcher)
                 default:
                     break
                 }
                 if let midiInput {
-                    while let action = midiInput.actions.pop() {
-                        switch action.kind {
-                        case .selectPreset: switcher.request(.program(Int(action.program) + 1, bank: max(Int(action.bank), 0)))
-                        case .nextPreset: switcher.request(.next)
-                        case .previousPreset: switcher.request(.previous)
-                        default: break
-                        }
-                    }
                     for line in midiInput.takeLog() { Log.info("MIDI: \(line)") }
                     while let record = midiInput.monitor?.pop() { status.lastMIDI = record.message.description }
                 }
                 if let watcher, watcher.changed().contains(setlist.entries[switcher.currentIndex].rack) {
                     Log.info("\(setlist.entries[switcher.currentIndex].rack) changed on disk: reloading")
-                    switcher.request(.reload)
+                    requestReload(switcher)
                 }
-                player.collectRetired()
                 status.song = song(switcher.currentIndex)
                 status.midiMessages = midiInput?.messagesReceived
+                status.midiLost = (midiInput.map { $0.engineEventsDropped + $0.router.actionsDropped + $0.inputOverruns } ?? 0)
+                status.midiLate = player.eventsLate.load(ordering: .relaxed)
                 status.snapshot = recalled.get()
                 status.update(live.status(), hasCapture: capture != nil)
             }
             thread.join()
             status.finish()
-            player.collectRetired()
             let s = live.status()
             switch outcome.get()! {
             case .stopped, .finished:
-                Log.info("stopped after \(ms(Double(framesBefore + s.frames) / rate * 1000 / 1000)) s, \(s.xruns) xruns")
+                Log.info("stopped after \(ms(Double(framesBefore + s.frames) / rate * 1000 / 1000)) s, \(plural(s.xruns, "xrun"))"
+                         + "\(status.midiLost > 0 ? ", \(plural(status.midiLost, "MIDI event")) lost" : "")")
+                let violations = queueOwnershipViolations.load(ordering: .relaxed)
+                if violations > 0 { Log.error("internal: \(plural(violations, "queue use")) by a thread that does not own the queue") }
                 return 0
             case .deviceLost(let error):
                 Log.error("audio device lost: \(error); retrying every second")
@@ -256,11 +256,20 @@ final class LiveSession {
                     }
                 }
                 Log.info("audio device back: \(playback.configuration)")
+                player.handOverRenderThread()  // the old audio thread has ended; a new one takes its queues
                 live = LiveAudio(playback: playback, capture: capture, player: player,
                                  frameLimit: limit.map { $0 - framesBefore })
             }
         }
     }
+
+    /// SIGHUP and `--watch`: the control thread reloads the playing rack.
+    func requestReload(_ switcher: PresetSwitcher) {
+        if !switcher.mainRequests.push(.reload) { Log.warning("reload requests are piling up; this one is dropped") }
+        switcher.wakeUp()
+    }
+
+    func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
 
     func ms(_ x: Double) -> String { formatNumber((x * 10).rounded() / 10) }
     func dbfs(_ x: Float) -> String { x > 0 ? formatNumber((Double(20 * log10f(x)) * 10).rounded() / 10) : "-inf" }

@@ -165,6 +165,10 @@ final class StatusView {
     /// The snapshot recalled last in the playing rack, and the last MIDI message seen.
     var snapshot: String?
     var lastMIDI: String?
+    /// MIDI events lost and late since start (a warning line when the lost count grows).
+    var midiLost = 0
+    var midiLate = 0
+    private var loggedLost = 0
     var framesBefore = 0 {
         didSet { loggedXruns = 0 }
     }
@@ -187,7 +191,7 @@ final class StatusView {
         StatusRecord(
             rackName: song.name, rackFile: song.file, snapshot: snapshot, peakIn: s.peakIn, peakOut: s.peakOut, load: s.load, xruns: s.xruns,
             lastXrun: s.lastXrun, midiMessages: midiMessages, lastMIDI: lastMIDI, seconds: Double(framesBefore + s.frames) / rate,
-            realtime: realtime)
+            realtime: realtime, midiLost: midiLost, midiLate: midiLate)
     }
 
     /// Called after each wait of the control loop with a fresh status.
@@ -197,6 +201,10 @@ final class StatusView {
             let last = s.lastXrun.map { " (last on \($0.side), code \($0.code))" } ?? ""
             Log.warning("xrun: \(s.xruns - loggedXruns) more, \(s.xruns) since the devices were opened\(last)")
             loggedXruns = s.xruns
+        }
+        if midiLost > loggedLost {
+            Log.warning("MIDI: \(midiLost - loggedLost) events lost (\(midiLost) since start): a queue was full or the kernel's input pool overflowed")
+            loggedLost = midiLost
         }
         guard active else { return }
         var r = record(s)

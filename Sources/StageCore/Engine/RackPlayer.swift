@@ -10,9 +10,16 @@ import Synchronization
 /// that every tailing rack got sustain-off and all-notes-off when it was switched away from.
 /// The player also owns the stop fade (SIGINT/SIGTERM: no click at the end).
 ///
-/// Thread: `render` and `resetCurrent` on the render thread; `submit`, `collectRetired`,
-/// `requestFadeOut` on the control thread; `events` has one producer (the MIDI thread or the
-/// offline driver), `controlEvents` another (the control thread).
+/// No event is lost on the way: an event the engine cannot take in this block (its per-block
+/// buffer is full) stays in its queue for the next block, counted in `eventsCarried`; one
+/// that comes after its frame has passed plays at the block's first frame, counted in
+/// `eventsLate`; events for a rack no longer playing are counted in `eventsStale`.
+///
+/// Threads and queues (see racks/README.md, "Threads"): `render`, `resetCurrent` on the
+/// render thread; `submit`, `collectRetired` on the one control thread; `requestFadeOut`
+/// from any thread. Each queue below names its one producer and one consumer thread; when
+/// the render thread is replaced (a device lost and reopened) the control thread calls
+/// `handOverRenderThread()` between the old thread's end and the new one's start.
 public final class RackPlayer: @unchecked Sendable {
     /// The engine the render thread plays. Thread: render (read it elsewhere only when idle).
     public private(set) var current: RenderEngine
@@ -24,15 +31,23 @@ public final class RackPlayer: @unchecked Sendable {
     /// Frames rendered by the player: the time base of the events in its queues.
     public private(set) var sampleTime: Int64 = 0
 
-    /// Events from the MIDI thread or the offline driver. Producer: one thread.
+    /// Notes, CCs and other mapped events, at their frames. Producer: the MIDI thread (live)
+    /// or the offline driver. Consumer: the render thread.
     public let events: SPSCQueue<EngineEvent>
-    /// Events from the control thread (snapshots, reloads). Producer: one thread.
+    /// Events from the control side (snapshot recalls). Producer: the control thread.
+    /// Consumer: the render thread.
     public let controlEvents: SPSCQueue<EngineEvent>
 
-    /// Engines sent to the render thread (retained, as opaque pointers).
+    /// Engines sent to the render thread (retained, as opaque pointers). Producer: the
+    /// control thread (`submit`). Consumer: the render thread.
     let incoming = SPSCQueue<UnsafeMutableRawPointer>(minimumCapacity: 4)
-    /// Engines the render thread is done with (retained, released by `collectRetired`).
+    /// Engines the render thread is done with (retained). Producer: the render thread.
+    /// Consumer: the control thread (`collectRetired`, which releases them).
     let retired = SPSCQueue<UnsafeMutableRawPointer>(minimumCapacity: 16)
+
+    /// The audio clock that live MIDI is scheduled on. Written by the audio thread
+    /// (`LiveAudio`), read by the MIDI thread.
+    public let clock = AudioClock()
 
     /// A rack ringing out after a switch.
     struct Tail {
@@ -51,6 +66,9 @@ public final class RackPlayer: @unchecked Sendable {
     /// Fixed slots (no arrays of optionals: their metadata is made lazily, by allocating).
     let tails: UnsafeMutablePointer<Tail>
 
+    /// The first rack's largest block: every rack submitted later takes blocks at least this
+    /// large (read by the control thread, so not `current`'s, which the render thread swaps).
+    public let maxFrames: Int
     public let crossfadeFrames: Int
     /// A tailing rack is released after this long even if it still sounds.
     public let tailLimitFrames: Int
@@ -61,6 +79,18 @@ public final class RackPlayer: @unchecked Sendable {
     /// Switches started, and racks released from their tails (render thread counts).
     public let switches = Atomic<Int>(0)
     public let tailsEnded = Atomic<Int>(0)
+    /// Racks released by `collectRetired` (control thread counts).
+    public let racksReleased = Atomic<Int>(0)
+    /// Events handed to a rack, events that waited a block because the rack's per-block
+    /// buffer was full, events that came after their frame, and events dropped because the
+    /// rack they were mapped for no longer plays (render thread counts).
+    /// (Of `events`; `controlEventsApplied` and `controlEventsStale` count `controlEvents`.)
+    public let eventsApplied = Atomic<Int>(0)
+    public let eventsCarried = Atomic<Int>(0)
+    public let eventsLate = Atomic<Int>(0)
+    public let eventsStale = Atomic<Int>(0)
+    public let controlEventsApplied = Atomic<Int>(0)
+    public let controlEventsStale = Atomic<Int>(0)
 
     // Output fade for stopping.
     let fadeOutRequested = Atomic<Bool>(false)
@@ -77,6 +107,7 @@ public final class RackPlayer: @unchecked Sendable {
         current = engine
         currentPointer = Unmanaged.passRetained(engine).toOpaque()
         let rate = engine.plan.sampleRate
+        maxFrames = engine.plan.maxFrames
         crossfadeFrames = max(1, Int(crossfadeSeconds * rate))
         fadeInPosition = crossfadeFrames  // the first rack plays at once
         tailLimitFrames = Int(tailLimitSeconds * rate)
@@ -92,6 +123,9 @@ public final class RackPlayer: @unchecked Sendable {
     }
 
     deinit {
+        // Every other thread has stopped: this one takes both queues over.
+        incoming.handOverConsumer()
+        retired.handOverConsumer()
         while let p = incoming.pop() { Unmanaged<RenderEngine>.fromOpaque(p).release() }
         while let p = retired.pop() { Unmanaged<RenderEngine>.fromOpaque(p).release() }
         for k in 0..<Self.maxTails where tails[k].active { Unmanaged<RenderEngine>.fromOpaque(tails[k].pointer).release() }
@@ -103,7 +137,7 @@ public final class RackPlayer: @unchecked Sendable {
     /// Thread: control.
     @discardableResult
     public func submit(_ engine: RenderEngine) -> Bool {
-        precondition(engine.plan.maxFrames >= current.plan.maxFrames, "a new rack must take blocks as large as the old one")
+        precondition(engine.plan.maxFrames >= maxFrames, "a new rack must take blocks as large as the first one")
         let p = Unmanaged.passRetained(engine).toOpaque()
         if incoming.push(p) { return true }
         Unmanaged<RenderEngine>.fromOpaque(p).release()
@@ -111,7 +145,7 @@ public final class RackPlayer: @unchecked Sendable {
     }
 
     /// Releases engines the render thread has finished with; returns how many.
-    /// Thread: control.
+    /// Thread: control (the one consumer of the return queue).
     @discardableResult
     public func collectRetired() -> Int {
         var n = 0
@@ -119,10 +153,23 @@ public final class RackPlayer: @unchecked Sendable {
             Unmanaged<RenderEngine>.fromOpaque(p).release()
             n += 1
         }
+        if n > 0 { racksReleased.add(n, ordering: .relaxed) }
         return n
     }
 
-    /// Racks still ringing out (for status lines). Thread: render, or any as an estimate.
+    /// The render thread is being replaced: the next thread to render owns the render
+    /// side of every queue. Thread: control, while no render thread runs.
+    public func handOverRenderThread() {
+        events.handOverConsumer()
+        controlEvents.handOverConsumer()
+        incoming.handOverConsumer()
+        retired.handOverProducer()
+    }
+
+    /// Events waiting in the player's queues (for a final check). Thread: any, as an estimate.
+    public var eventsWaiting: Int { events.approximateCount + controlEvents.approximateCount }
+
+    /// Racks still ringing out. Thread: render (or any while no render thread runs).
     public var tailCount: Int { (0..<Self.maxTails).reduce(0) { $0 + (tails[$1].active ? 1 : 0) } }
 
     /// Starts the fade to silence; `isFadedOut` turns true when it is done. Thread: any.
@@ -139,7 +186,7 @@ public final class RackPlayer: @unchecked Sendable {
     /// Renders one block: `input` goes to the racks' host inputs, the sum of the playing
     /// rack and the ringing tails (after the stop fade) to `output` (stereo). Thread: render.
     public func render(frameCount n: Int, input: AudioBus?, output: AudioBus) {
-        if let p = incoming.pop() { beginSwitch(to: p) }
+        if canBeginSwitch, let p = incoming.pop() { beginSwitch(to: p) }
         routeEvents(before: sampleTime + Int64(n))
 
         // The playing rack, fading in after a switch.
@@ -178,8 +225,7 @@ public final class RackPlayer: @unchecked Sendable {
             }
             t.age += n
             t.quiet = peak < Self.silenceThreshold && t.age > crossfadeFrames ? t.quiet + n : 0
-            if t.quiet >= quietFramesNeeded || t.age >= tailLimitFrames || (t.forced && t.gain == 0) {
-                retire(t.pointer)
+            if (t.quiet >= quietFramesNeeded || t.age >= tailLimitFrames || (t.forced && t.gain == 0)) && retired.push(t.pointer) {
                 tails[k].active = false
                 tailsEnded.add(1, ordering: .relaxed)
             } else {
@@ -214,8 +260,9 @@ public final class RackPlayer: @unchecked Sendable {
             }
         }
         if free < 0 {
-            // Every slot taken (switches faster than a 10 ms fade): drop the oldest now.
-            retire(tails[oldest].pointer)
+            // Every slot taken (switches faster than a 10 ms fade): drop the oldest now
+            // (`canBeginSwitch` made sure the return queue has room).
+            _ = retired.push(tails[oldest].pointer)
             tailsEnded.add(1, ordering: .relaxed)
             free = oldest
         }
@@ -227,30 +274,51 @@ public final class RackPlayer: @unchecked Sendable {
         switches.add(1, ordering: .relaxed)
     }
 
-    private func retire(_ pointer: UnsafeMutableRawPointer) {
-        if !retired.push(pointer) {
-            // The control thread is not collecting: keep the rack alive (a leak beats a free here).
-        }
+    /// A switch needs a free tail slot, or room in the return queue for the oldest tail.
+    /// Otherwise it waits in `incoming` (the control thread is not collecting yet): a rack
+    /// is never leaked nor released here. Thread: render.
+    private var canBeginSwitch: Bool {
+        for k in 0..<Self.maxTails where !tails[k].active { return true }
+        return retired.approximateCount < retired.capacity
     }
 
     /// Hands the events due in this block to the rack their generation names, in the
     /// rack's own time base.
     @inline(__always)
     private func routeEvents(before blockEnd: Int64) {
-        route(events, before: blockEnd)
-        route(controlEvents, before: blockEnd)
+        route(events, before: blockEnd, applied: eventsApplied, stale: eventsStale)
+        route(controlEvents, before: blockEnd, applied: controlEventsApplied, stale: controlEventsStale)
     }
 
+    /// An event is popped only once the rack has taken it: what does not fit in this block
+    /// stays first in its queue for the next.
     @inline(__always)
-    private func route(_ queue: SPSCQueue<EngineEvent>, before blockEnd: Int64) {
+    private func route(
+        _ queue: SPSCQueue<EngineEvent>, before blockEnd: Int64, applied appliedCount: borrowing Atomic<Int>,
+        stale staleCount: borrowing Atomic<Int>
+    ) {
+        let blockStart = sampleTime
+        var applied = 0
+        var late = 0
+        var stale = 0
         while let e = queue.peek(), e.sampleTime < blockEnd {
-            _ = queue.pop()
             if e.generation == 0 || e.generation == current.plan.generation {
                 var local = e
                 local.sampleTime = e.sampleTime == EngineEvent.now ? EngineEvent.now : e.sampleTime - currentStart
-                if !current.inject(local) { break }
+                guard current.inject(local) else {
+                    eventsCarried.add(1, ordering: .relaxed)
+                    break
+                }
+                applied += 1
+                if e.sampleTime != EngineEvent.now && e.sampleTime < blockStart { late += 1 }
+            } else {
+                stale += 1
             }
+            _ = queue.pop()
         }
+        if applied > 0 { appliedCount.add(applied, ordering: .relaxed) }
+        if late > 0 { eventsLate.add(late, ordering: .relaxed) }
+        if stale > 0 { staleCount.add(stale, ordering: .relaxed) }
     }
 
     @inline(__always)

@@ -1,27 +1,37 @@
+import Synchronization
+
+/// Engines alive in the process (made on the control thread, released there): a leak or a
+/// double release shows in this count. Thread: any.
+public let renderEnginesAlive = Atomic<Int>(0)
+
 /// Renders a `RenderPlan` block by block: applies queued events at their frames, smooths
 /// parameters, runs each step, and leaves the result in the plan's host output.
 ///
-/// Thread: `render` on the render thread only; `init` on the control thread. Other threads
-/// talk to it only through `events` (one producer) and `controlEvents` (one producer).
+/// Thread: `render` on the render thread only; `init` on the control thread. Live, a
+/// `RackPlayer` feeds it with `inject` on the render thread itself; a driver that plays one
+/// engine directly (tests, benchmarks) may use `events` and `controlEvents` instead.
 public final class RenderEngine: @unchecked Sendable {
     public let plan: RenderPlan
-    /// Events from the MIDI thread or the offline driver, in time order. Producer: one thread.
+    /// Events in time order for an engine played directly (a `RackPlayer` uses its own
+    /// queues and `inject`). Producer: the one thread that drives it (tests, benchmarks).
+    /// Consumer: the render thread.
     public let events: SPSCQueue<EngineEvent>
-    /// Events from the control thread. Producer: one thread.
+    /// As `events`, from a second thread. Producer: one control thread. Consumer: render.
     public let controlEvents: SPSCQueue<EngineEvent>
     /// Frames rendered since start: the absolute time of the next block's first frame.
     public private(set) var sampleTime: Int64 = 0
     public private(set) var tempo: Double
     /// What the output safety stage fixed so far.
     public var safety: SafetyCounters { safetyCounters.pointee }
-    /// Events that arrived when the per-block list was full and waited for the next block.
+    /// Blocks in which events were due but the per-block list was full: they waited in
+    /// their queue for the next block (nothing is dropped).
     public private(set) var deferredEvents = 0
 
     let safetyCounters: UnsafeMutablePointer<SafetyCounters>
     /// Events the render thread itself adds (a rack player routing events, notes-off at a
-    /// switch); consumed by the next `render`.
+    /// switch); consumed by the next `render`. As large as the per-block list.
     let injected: UnsafeMutablePointer<EngineEvent>
-    let injectedCapacity = 256
+    let injectedCapacity: Int
     var injectedCount = 0
     let blockEvents: UnsafeMutablePointer<EngineEvent>
     let blockEventCapacity: Int
@@ -42,15 +52,18 @@ public final class RenderEngine: @unchecked Sendable {
         safetyCounters.initialize(to: SafetyCounters())
         blockEventCapacity = eventsPerBlock
         blockEvents = .allocate(capacity: eventsPerBlock)
-        injected = .allocate(capacity: injectedCapacity)
+        injectedCapacity = eventsPerBlock
+        injected = .allocate(capacity: eventsPerBlock)
         unitEventCapacity = eventsPerBlock
         unitEvents = .allocate(capacity: eventsPerBlock)
         bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
         stepNanoseconds = .allocate(capacity: max(plan.steps.count, 1))
         stepNanoseconds.initialize(repeating: 0, count: max(plan.steps.count, 1))
+        renderEnginesAlive.add(1, ordering: .relaxed)
     }
 
     deinit {
+        renderEnginesAlive.subtract(1, ordering: .relaxed)
         safetyCounters.deallocate()
         blockEvents.deallocate()
         injected.deallocate()
@@ -119,7 +132,8 @@ public final class RenderEngine: @unchecked Sendable {
     }
 
     /// Adds an event for the next block (times before it apply at its first frame); false
-    /// when the small buffer is full. Thread: render (the thread that calls `render`).
+    /// when the block's list is full (the caller keeps the event for the next block).
+    /// Thread: render (the thread that calls `render`).
     @inline(__always)
     @discardableResult
     public func inject(_ event: EngineEvent) -> Bool {
@@ -140,45 +154,49 @@ public final class RenderEngine: @unchecked Sendable {
         }
     }
 
-    /// Moves the events due before `blockEnd` from both queues into `blockEvents`, merged
-    /// in time order. Returns how many. Thread: render.
+    /// Collects the events due before `blockEnd` into `blockEvents` in time order: those of
+    /// both queues while there is room (the rest stay queued for the next block), then the
+    /// injected ones (room is always kept for them). Returns how many. Thread: render.
     @inline(__always)
     private func gatherEvents(before blockEnd: Int64) -> Int {
         var count = 0
-        while count < blockEventCapacity, let e = events.peek(), e.sampleTime < blockEnd {
-            _ = events.pop()
-            blockEvents[count] = e
-            count += 1
-        }
-        let firstControl = count
-        while count < blockEventCapacity, let e = controlEvents.peek(), e.sampleTime < blockEnd {
-            _ = controlEvents.pop()
-            blockEvents[count] = e
-            count += 1
-        }
+        let limit = blockEventCapacity - injectedCount
+        let eventsFull = take(from: events, before: blockEnd, limit: limit, count: &count)
+        let controlFull = take(from: controlEvents, before: blockEnd, limit: limit, count: &count)
+        if eventsFull || controlFull { deferredEvents &+= 1 }
         var k = 0
-        while count < blockEventCapacity && k < injectedCount {
+        while k < injectedCount {
             blockEvents[count] = injected[k]
             count += 1
             k += 1
         }
         injectedCount = 0
-        if count == blockEventCapacity { deferredEvents &+= 1 }
-        if count > firstControl && count > 1 {
-            // Insertion sort by time keeps each source's own order (stable).
-            var i = 1
-            while i < count {
-                let e = blockEvents[i]
-                var j = i
-                while j > 0 && blockEvents[j - 1].sampleTime > e.sampleTime {
-                    blockEvents[j] = blockEvents[j - 1]
-                    j -= 1
-                }
-                blockEvents[j] = e
-                i += 1
+        // Insertion sort by time keeps each source's own order (stable), linear when sorted.
+        var i = 1
+        while i < count {
+            let e = blockEvents[i]
+            var j = i
+            while j > 0 && blockEvents[j - 1].sampleTime > e.sampleTime {
+                blockEvents[j] = blockEvents[j - 1]
+                j -= 1
             }
+            blockEvents[j] = e
+            i += 1
         }
         return count
+    }
+
+    /// Moves `queue`'s events due before `blockEnd` into `blockEvents` while there is room;
+    /// true when some had to stay. Thread: render.
+    @inline(__always)
+    private func take(from queue: SPSCQueue<EngineEvent>, before blockEnd: Int64, limit: Int, count: inout Int) -> Bool {
+        while let e = queue.peek(), e.sampleTime < blockEnd {
+            guard count < limit else { return true }
+            _ = queue.pop()
+            blockEvents[count] = e
+            count += 1
+        }
+        return false
     }
 
     /// The bypass value (0…1) unit `u` is heading to. Thread: render (or control when idle).

@@ -36,11 +36,14 @@ public final class MIDIMapper: @unchecked Sendable {
     public let generation: UInt32
 
     /// Preset and transport requests for the control thread. Producer: the mapper's thread.
-    public let actions = SPSCQueue<ControlAction>(minimumCapacity: 256)
+    /// Consumer: one control thread. Live, the MIDI router's queue (`useQueues`), which
+    /// outlives the mappers of the racks played one after another.
+    public private(set) var actions = SPSCQueue<ControlAction>(minimumCapacity: 256)
     /// Messages for the controllers (feedback). Producer and consumer: the mapper's thread.
     public let feedback = SPSCQueue<MIDIMessage>(minimumCapacity: 2048)
-    /// Changes made outside the mapper. Producer: one control thread.
-    let notices = SPSCQueue<ParameterNotice>(minimumCapacity: 4096)
+    /// Changes made outside the mapper. Producer: one control thread. Consumer: the mapper's
+    /// thread.
+    private(set) var notices = SPSCQueue<ParameterNotice>(minimumCapacity: 4096)
 
     // Targets: one entry per distinct parameter that some mapping moves.
     let targetAddresses: [ParameterAddress]
@@ -198,6 +201,13 @@ public final class MIDIMapper: @unchecked Sendable {
             guard m.isAbsoluteKnob, m.target >= 0, m.takeover != .jump, !knob.isNaN else { continue }
             if abs(m.position(ofValue: targetValues[m.target]) - knob) > m.takeoverTolerance { synced[i] = false }
         }
+    }
+
+    /// Sends actions into, and reads notices from, queues that outlive this mapper (the MIDI
+    /// router's), instead of its own. Thread: the mapper's thread, before its first message.
+    public func useQueues(actions: SPSCQueue<ControlAction>, notices: SPSCQueue<ParameterNotice>) {
+        self.actions = actions
+        self.notices = notices
     }
 
     /// The outcomes of the last `handle` or `poll` call, in order.

@@ -8,6 +8,11 @@ import Synchronization
 /// Capture and playback are linked (or started together), capture is started explicitly,
 /// playback is pre-filled with silence. Xruns are recovered and counted, never fatal. A
 /// device error that is not an xrun ends `run` with `.deviceLost` so the caller can reopen.
+///
+/// At the start of each period's render it tells the player's `AudioClock` the frame and
+/// the time, so live MIDI lands on its frame. A device that keeps no time (alsa-lib's
+/// `file` and `null` plugins: writes return at once) is paced to the wall clock instead
+/// (`isPaced`), so a run on them takes as long as the audio it plays.
 /// Thread: `run` on the audio thread; `status`, `requestStop` from any thread.
 public final class LiveAudio: @unchecked Sendable {
     public let playback: PCMStream
@@ -15,6 +20,8 @@ public final class LiveAudio: @unchecked Sendable {
     public let player: RackPlayer
     public let periodFrames: Int
     public let linked: Bool
+    /// The playback device keeps no time of its own: `run` sleeps to the wall clock.
+    public let isPaced: Bool
     /// Stop after this many frames (tests, `--duration`); nil runs until stopped.
     public let frameLimit: Int?
 
@@ -59,6 +66,7 @@ public final class LiveAudio: @unchecked Sendable {
         self.player = player
         self.frameLimit = frameLimit
         periodFrames = playback.configuration.periodFrames
+        isPaced = !playback.keepsTime
         outputStorage = BusStorage(bufferCount: 2, maxFrames: periodFrames)
         if let capture {
             let storage = BusStorage(bufferCount: capture.configuration.channels, maxFrames: periodFrames)
@@ -112,6 +120,7 @@ public final class LiveAudio: @unchecked Sendable {
     /// Recovers from an xrun on either stream by restarting both in sync. Thread: audio.
     func recoverXrun() throws(ALSAError) {
         xrunCount.add(1, ordering: .relaxed)
+        player.clock.reset()  // the streams restart: a new line through new period times
         playback.drop()
         capture?.drop()
         try startStreams()
@@ -125,12 +134,15 @@ public final class LiveAudio: @unchecked Sendable {
         // One warm-up block so that lazy initialisation happens before the clock starts.
         player.render(frameCount: periodFrames, input: inputBus, output: output)
         player.resetCurrent()  // the warm-up leaves no trace in the sound or the clock
+        player.clock.reset()
         do {
             try startStreams()
         } catch {
             return .deviceLost(error)
         }
-        let periodNanoseconds = Double(periodFrames) / Double(playback.configuration.sampleRate) * 1e9
+        let rate = Double(playback.configuration.sampleRate)
+        let periodNanoseconds = Double(periodFrames) / rate * 1e9
+        let pacedStart = monotonicNanoseconds()
         var frames = 0
         while true {
             if stopRequested.load(ordering: .relaxed) && player.isFadedOut { break }
@@ -147,6 +159,7 @@ public final class LiveAudio: @unchecked Sendable {
                     publishPeak(inputBus, peakInBits)
                 }
                 let t0 = monotonicNanoseconds()
+                player.clock.periodStarted(frame: player.sampleTime, nanoseconds: t0, periodFrames: periodFrames, sampleRate: rate)
                 player.render(frameCount: periodFrames, input: inputBus, output: output)
                 let load = Float(Double(monotonicNanoseconds() &- t0) / periodNanoseconds)
                 publishMax(load, loadBits)
@@ -154,6 +167,7 @@ public final class LiveAudio: @unchecked Sendable {
                 try playback.write(from: output, frames: periodFrames)
                 frames += periodFrames
                 framesDone.store(frames, ordering: .relaxed)
+                if isPaced { sleepUntil(pacedStart &+ UInt64(Double(frames) / rate * 1e9)) }
             } catch {
                 if error.isDeviceGone { return .deviceLost(error) }
                 lastXrunSide.store(error.device == playback.configuration.device ? 2 : 1, ordering: .relaxed)
@@ -198,6 +212,13 @@ public final class LiveAudio: @unchecked Sendable {
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Sleeps until CLOCK_MONOTONIC reaches `nanoseconds` (returns at once if it has).
+@inline(__always)
+func sleepUntil(_ nanoseconds: UInt64) {
+    var ts = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+}
 
 @inline(__always)
 func sleepMicroseconds(_ us: Int) {

@@ -248,6 +248,28 @@ public final class PCMStream: @unchecked Sendable {
     }
 
     /// Frames waiting (capture) or free (playback), or the error. Thread: audio.
+    /// False for alsa-lib's `file` and `null` plugins: they take and give frames at once,
+    /// with no clock behind them (a `file` plugin over real hardware keeps time: its slave's).
+    public var keepsTime: Bool {
+        switch snd_pcm_type(pcm) {
+        case SND_PCM_TYPE_NULL: return false
+        case SND_PCM_TYPE_FILE: return !dumpText.contains("Null PCM")
+        default: return true
+        }
+    }
+
+    /// alsa-lib's description of the PCM and its slaves (`snd_pcm_dump`).
+    var dumpText: String {
+        var out: OpaquePointer?
+        guard snd_output_buffer_open(&out) == 0, let out else { return "" }
+        defer { snd_output_close(out) }
+        snd_pcm_dump(pcm, out)
+        var text: UnsafeMutablePointer<CChar>?
+        let n = snd_output_buffer_string(out, &text)
+        guard n > 0, let text else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: text, count: n), as: UTF8.self)
+    }
+
     public func available() -> Int { Int(snd_pcm_avail_update(pcm)) }
 
     /// Brings the stream back after an xrun or a suspend. Thread: audio.

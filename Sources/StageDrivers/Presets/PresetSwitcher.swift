@@ -6,10 +6,16 @@ import Synchronization
 /// Switches racks and recalls snapshots on the control side: parses, validates and
 /// compiles the next rack while the current one plays, then hands it to the `RackPlayer`.
 ///
-/// Requests (program changes, next/previous, reload) can come from any thread at any rate:
-/// the latest one wins, and at most one load is in flight. A rack that fails to load leaves
-/// the playing rack alone, with the errors logged. Thread: `request` from any thread; the
-/// loading happens on the switcher's own thread (live) or in `perform` (offline).
+/// Live, its thread is the one control thread of the run (`start`): it owns everything that
+/// is not real time: loading and switching racks, releasing the racks the render thread
+/// hands back (`RackPlayer.collectRetired`: only here), recalling snapshots. Other threads
+/// send it messages, each through a queue of its own: the MIDI thread its `ControlAction`s
+/// (program changes, next/previous; the MIDI router's `actions`), the main thread its
+/// `MainRequest`s (SIGHUP, file watch: `mainRequests`); `request` is a latest-wins mailbox
+/// any thread may use (tests, tools). Requests that come while a load runs are coalesced
+/// to the latest (counted in `requestsCoalesced`): at most one load is in flight. A rack
+/// that fails to load leaves the playing rack alone, with the errors logged as a warning.
+/// Offline there is no control thread: `perform` runs on the render loop's thread.
 public final class PresetSwitcher: @unchecked Sendable {
     public enum Request: Sendable, Equatable {
         /// A program change (1…128 as displayed) with its bank: a snapshot of the current
@@ -25,9 +31,23 @@ public final class PresetSwitcher: @unchecked Sendable {
         case snapshot(String)
     }
 
+    /// What the main thread asks of the control thread.
+    public enum MainRequest: Sendable, BitwiseCopyable {
+        /// Read the current rack file again (SIGHUP, `--watch`).
+        case reload
+    }
+
     public let setlist: Setlist
     public let player: RackPlayer
-    public private(set) var currentIndex: Int
+    /// The setlist entry playing (written by the control thread). Thread: any.
+    public var currentIndex: Int { index.load(ordering: .acquiring) }
+    let index: Atomic<Int>
+    /// Producer: the main thread. Consumer: the control thread.
+    public let mainRequests = SPSCQueue<MainRequest>(minimumCapacity: 64)
+    /// Requests replaced by a later one before they were carried out.
+    public let requestsCoalesced = Atomic<Int>(0)
+    /// Where failed loads are reported (default: `log`). Thread: the switcher's.
+    public var warn: (@Sendable (String) -> Void)?
     /// The plan most recently handed to the player. Thread: the switcher's thread.
     public private(set) var currentPlan: RenderPlan
     /// The mapper of `currentPlan`, for the thread that maps MIDI (offline).
@@ -45,6 +65,7 @@ public final class PresetSwitcher: @unchecked Sendable {
     let pending = Mutex<Request?>(nil)
     let wake = DispatchSemaphore(value: 0)
     let running = Atomic<Bool>(false)
+    let exited = DispatchSemaphore(value: 0)
     let loadsInFlight = Atomic<Int>(0)
     /// The most loads ever in flight at once (for tests: must stay 1).
     public let maxLoadsInFlight = Atomic<Int>(0)
@@ -58,7 +79,7 @@ public final class PresetSwitcher: @unchecked Sendable {
     ) {
         self.setlist = setlist
         self.player = player
-        currentIndex = index
+        self.index = Atomic(index)
         currentPlan = firstPlan
         mapper = MIDIMapper(plan: firstPlan, presetsByDefault: true)
         self.registry = registry
@@ -72,30 +93,65 @@ public final class PresetSwitcher: @unchecked Sendable {
         wake.signal()
     }
 
-    /// Starts the loader thread. Thread: control.
-    public func start() {
+    /// Starts the control thread: it waits for a message (at most 5 ms, so the racks the
+    /// render thread hands back are released soon), takes the latest request from each
+    /// source, carries it out, and collects retired racks. `midiActions`: the MIDI thread's
+    /// queue (this thread becomes its consumer). Thread: main, once.
+    public func start(midiActions: SPSCQueue<ControlAction>? = nil) {
         running.store(true, ordering: .releasing)
         let t = Thread { [self] in
             while running.load(ordering: .acquiring) {
-                wake.wait()
-                guard let r = pending.withLock({ value -> Request? in
-                    let v = value
-                    value = nil
-                    return v
-                }) else { continue }
-                perform(r, at: EngineEvent.now)
+                _ = wake.wait(timeout: .now() + .milliseconds(5))
+                if let r = nextRequest(midiActions: midiActions) { perform(r, at: EngineEvent.now) }
                 player.collectRetired()
             }
+            player.collectRetired()
+            exited.signal()
         }
-        t.name = "stagerack-presets"
+        t.name = "stagerack-control"
         thread = t
         t.start()
     }
 
-    public func stop() {
-        running.store(false, ordering: .releasing)
-        wake.signal()
+    /// The latest request waiting in the mailbox and the queues. Thread: control.
+    func nextRequest(midiActions: SPSCQueue<ControlAction>?) -> Request? {
+        var next = pending.withLock { value -> Request? in
+            let v = value
+            value = nil
+            return v
+        }
+        func take(_ r: Request) {
+            if next != nil { requestsCoalesced.add(1, ordering: .relaxed) }
+            next = r
+        }
+        while let a = midiActions?.pop() {
+            switch a.kind {
+            case .selectPreset: take(.program(Int(a.program) + 1, bank: max(Int(a.bank), 0)))
+            case .nextPreset: take(.next)
+            case .previousPreset: take(.previous)
+            default: break  // transport: nothing follows it yet
+            }
+        }
+        while let r = mainRequests.pop() {
+            switch r {
+            case .reload: take(.reload)
+            }
+        }
+        return next
     }
+
+    /// Stops the control thread and waits for it; the caller's thread may then collect the
+    /// last retired racks (after `player.handOverRenderThread()`-style hand-over: see
+    /// `RackPlayer`). Thread: main.
+    public func stop() {
+        guard thread != nil, running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        wake.signal()
+        exited.wait()
+        thread = nil
+    }
+
+    /// Wakes the control thread (after pushing to `mainRequests`). Thread: any.
+    public func wakeUp() { wake.signal() }
 
     /// Carries out one request now; returns true if the sound changed. `time` is the player
     /// time for snapshot morphs (`EngineEvent.now` live). Thread: the switcher's thread
@@ -155,7 +211,7 @@ public final class PresetSwitcher: @unchecked Sendable {
                 log("a switch is still in progress; \(entry.name) skipped")
                 return false
             }
-            currentIndex = index
+            self.index.store(index, ordering: .releasing)
             currentPlan = plan
             mapper = MIDIMapper(plan: plan, presetsByDefault: true)
             loadsCompleted.add(1, ordering: .relaxed)
@@ -164,7 +220,7 @@ public final class PresetSwitcher: @unchecked Sendable {
             onChange?(plan, request)
             return true
         } catch {
-            log("cannot switch to \(entry.name); the current rack keeps playing:\n" + error.diagnostics.map { "  \($0)" }.joined(separator: "\n"))
+            (warn ?? log)("cannot switch to \(entry.name); the current rack keeps playing:\n" + error.diagnostics.map { "  \($0)" }.joined(separator: "\n"))
             return false
         }
     }

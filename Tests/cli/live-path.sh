@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The live path of the release `stagerack play`, through alsa-lib's file plugin (no sound
+# hardware): devices that keep no time are paced to the wall clock; SIGHUP reloads under a
+# storm leave every queue with its one producer and consumer thread (the binary reports any
+# queue used by a second thread) and release every old rack; a failed reload is a warning.
+# Last line: "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${STAGERACK:-.build/release/stagerack}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+passed=0
+failed=0
+check() {  # check NAME COMMAND...: passes when COMMAND succeeds
+  local name=$1
+  shift
+  if "$@" >"$WORK/check.log" 2>&1; then
+    passed=$((passed + 1))
+    echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name"
+    sed 's/^/     /' "$WORK/check.log" | tail -20
+  fi
+}
+
+cat >"$WORK/alsa.conf" <<CONF
+pcm.live_null { type null }
+pcm.live_out { type file  slave.pcm "live_null"  format "raw"  truncate true  file "$WORK/playback.raw" }
+pcm.live_in { type file  slave.pcm "live_null"  format "raw"  file "/dev/null"  infile "/dev/zero" }
+CONF
+export ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$WORK/alsa.conf"
+
+paced() {
+  local t0 t1 out
+  t0=$(date +%s%N)
+  "$BIN" play racks/default.json --playback live_out --capture live_in --duration 2 --no-config 2>"$WORK/paced.log" || return 1
+  t1=$(date +%s%N)
+  local ms=$(( (t1 - t0) / 1000000 ))
+  out=$(cat "$WORK/paced.log")
+  echo "2 s of audio took $ms ms of wall time"
+  grep -q 'keeps no time .*pacing to the wall clock' <<<"$out" && grep -q 'stopped after 2 s, 0 xruns' <<<"$out" \
+    && ((ms >= 1900 && ms < 6000))
+}
+check "play: a device that keeps no time is paced: 2 s of audio take 2 s" paced
+
+reload_storm() {
+  cp Tests/Fixtures/setlists/echo-a.json Tests/Fixtures/setlists/dry-b.json "$WORK/"
+  printf '{ "format": 1, "songs": [ { "rack": "echo-a.json", "program": 1 }, { "rack": "dry-b.json", "program": 2 } ] }\n' >"$WORK/set.json"
+  "$BIN" play "$WORK/set.json" --playback live_out --capture live_in --no-config 2>"$WORK/storm.log" &
+  local pid=$!
+  sleep 1
+  for _ in $(seq 20); do kill -HUP $pid; sleep 0.1; done
+  sleep 0.5
+  # A broken file on the next reload: a warning, and the rack keeps playing.
+  printf '{ "format": 1, "units": { "x": { "type": "reverbe" } } }\n' >"$WORK/echo-a.json"
+  kill -HUP $pid
+  sleep 0.5
+  kill -TERM $pid
+  wait $pid
+  local rc=$?
+  local out switched
+  out=$(cat "$WORK/storm.log")
+  switched=$(grep -c 'switched to echo-a.json' <<<"$out")
+  echo "exit $rc, $switched reloads carried out"
+  test $rc -eq 0 && ((switched >= 5)) && ! grep -q 'internal:' <<<"$out" \
+    && grep -q '^warning: cannot switch to echo-a.json; the current rack keeps playing' <<<"$out" \
+    && grep -q 'info: stopped after' <<<"$out" || { sed 's/^/  /' "$WORK/storm.log" | tail -30; return 1; }
+}
+check "play: a storm of SIGHUP reloads, one owner per queue, a broken reload is a warning" reload_storm
+
+echo "$passed passed, $failed failed"
+test $failed -eq 0
