@@ -216,6 +216,10 @@ public final class EQUnit: RackUnit {
         // Nothing to recompute in this block when every band parameter holds the value
         // its coefficients were made from (the updates on the grid would all be no-ops).
         let settled = !cache[0].isNaN && bandParametersSettled(params)
+        if settled && renderSettled(params, output: output, frames: n, channels: chans, start: start, state: state) {
+            applyGlobalGain(params, output: output, channels: chans, frames: n)
+            return
+        }
         var i = 0
         var tailChanged = false
         while i < n {
@@ -234,6 +238,52 @@ public final class EQUnit: RackUnit {
         }
         applyGlobalGain(params, output: output, channels: chans, frames: n)
         if tailChanged { publishTail() }
+    }
+
+    /// The usual block: nothing moves, no ramp is under way, no bypass is fading. Each band
+    /// then runs over the whole block in one loop (band after band), flushing its state on
+    /// the same grid points as the general path, so the result is the same. Returns false
+    /// (having done nothing) when the block is not of that kind.
+    @inline(__always)
+    func renderSettled(
+        _ params: ParameterValues, output: AudioBus, frames n: Int, channels chans: Int, start: Int64,
+        state: UnsafeMutablePointer<Float>
+    ) -> Bool {
+        for band in 0..<bands {
+            if rampLeft[band] > 0 || !params.isSteady(Param.bypass(band)) { return false }
+            let b = params.value(Param.bypass(band))
+            if b != 0 && b != 1 { return false }
+        }
+        let grid = Self.grid
+        let firstFlush = (grid - Int(start % Int64(grid))) % grid
+        for band in 0..<bands {
+            let coef = coefficients[band]
+            if params.value(Param.bypass(band)) == 1 || coef.isIdentity {
+                if !cleared[band] {
+                    for c in 0..<chans { (state + 2 * (c * bands + band)).update(repeating: 0, count: 2) }
+                    cleared[band] = true
+                }
+                continue
+            }
+            cleared[band] = false
+            for c in 0..<chans {
+                let buffer = output[c]
+                let s = state + 2 * (c * bands + band)
+                // Segments end where absolute time crosses the grid; the state is flushed there.
+                var i = 0
+                var end = firstFlush == 0 ? min(grid, n) : min(firstFlush, n)
+                while i < n {
+                    coef.run(buffer + i, frames: end - i, state: s)
+                    if (start + Int64(end)) % Int64(grid) == 0 {
+                        flushTiny(&s[0], below: 1e-15)
+                        flushTiny(&s[1], below: 1e-15)
+                    }
+                    i = end
+                    end = min(end + grid, n)
+                }
+            }
+        }
+        return true
     }
 
     /// Recomputes band `band`'s coefficients if its parameters at `frame` differ from the
