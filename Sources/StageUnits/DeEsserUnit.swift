@@ -243,7 +243,8 @@ public final class DeEsserUnit: RackUnit, UnitMeter {
             change += (target < change ? attack : release) * (target - change)
             if target == 0 && change > -1e-9 { change = 0 }
             most = min(most, change)
-            let gain = FastDecibels.decibelsToGain(change)
+            // Nothing reduced (the usual case): unity without the exponential (exp2(0) is 1).
+            let gain = change == 0 ? 1 : FastDecibels.decibelsToGain(change)
             let split = steady ? steadySplit : mode[i] < 0.5
             if mono && split {
                 out0[i] = scratch[lowOffset + i] + gain * scratch[i]
