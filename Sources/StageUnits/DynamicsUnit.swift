@@ -42,7 +42,8 @@ import StageCore
 /// delays the audio, not the detector, by that much; the unit reports it as latency.
 ///
 /// The gain reduction (compressor and expander, dB) of the last block is published as
-/// `DynamicsUnit.gainReduction` for meters (the engine has no read-only parameters yet).
+/// `DynamicsUnit.gainReduction` and through `UnitMeter` for meters (the engine has no
+/// read-only parameters yet; `--meters` does not show it yet).
 public struct DynamicsUnitType: UnitType {
     public init() {}
     public var name: String { "dynamics" }
