@@ -59,6 +59,11 @@ struct SVFCoefficients: Equatable {
             m1 += step.m1
             m2 += step.m2
             let x = buffer[i]
+            if let bypass, bypass[i] == 1 {
+                s1 = 0
+                s2 = 0
+                continue
+            }
             let v3 = x - s2
             let v1 = a1 * s1 + a2 * v3
             let v2 = s2 + a2 * s1 + a3 * v3
@@ -112,6 +117,13 @@ struct SVFCoefficients: Equatable {
         let a1 = a1, a2 = a2, a3 = a3, m0 = m0, m1 = m1, m2 = m2
         for i in 0..<frames {
             let x = buffer[i]
+            // Fully bypassed samples leave the state cleared, exactly as a skipped band
+            // does, so the result does not depend on where blocks begin.
+            if bypass[i] == 1 {
+                s1 = 0
+                s2 = 0
+                continue
+            }
             let v3 = x - s2
             let v1 = a1 * s1 + a2 * v3
             let v2 = s2 + a2 * s1 + a3 * v3
