@@ -1,3 +1,4 @@
+import CAllocCounter
 import StageCore
 import StageTestSupport
 import StageUnits
@@ -54,5 +55,29 @@ final class StripBlockSizeTests: XCTestCase {
         try assertInvariant(
             DeEsserUnitType(), ["threshold": -40, "range": 10],
             moves: [("frequency", 3000, 9000), ("mode", 1, 20_000), ("threshold", -20, 30_000), ("mode", 0, 40_001)])
+    }
+
+    /// No heap allocation in render while everything moves (the contract test renders defaults).
+    func testNoAllocationWhileKnobsMove() throws {
+        #if DEBUG
+        throw XCTSkip("counts are for release builds")
+        #else
+        let cases: [(any UnitType, [String: Float], [(String, Float)])] = [
+            (EQUnitType(), ["gain2": -6, "gain3": 4], [("frequency3", 3000), ("gain2", 9), ("bypass4", 1), ("type3", 7)]),
+            (DynamicsUnitType(), ["expansionRatio": 4], [("threshold", -40), ("attackTime", 0.05), ("ratio", 20)]),
+            (DeEsserUnitType(), ["threshold": -50], [("frequency", 3000), ("mode", 1), ("range", 20)]),
+        ]
+        for (type, parameters, moves) in cases {
+            let h = try UnitHarness(type: type, parameters: parameters, sampleRate: 48000, maxFrames: 256)
+            let input = signal(256)
+            input.withUnsafeBufferPointer { h.inputs[0][0].update(from: $0.baseAddress!, count: 256) }
+            for (k, m) in moves.enumerated() { h.set(m.0, m.1, atFrame: Int64(1000 + 3000 * k)) }
+            h.renderBlock(frames: 256)
+            alloc_counter_start()
+            for _ in 0..<200 { h.renderBlock(frames: 256) }
+            let count = alloc_counter_stop()
+            XCTAssertEqual(count, 0, "\(type.name) allocated \(count) times")
+        }
+        #endif
     }
 }
