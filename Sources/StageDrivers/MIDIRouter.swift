@@ -48,6 +48,9 @@ public final class MIDIRouter: @unchecked Sendable {
     var source: (Int16, Int16) = (-1, -1)
     /// Feedback must be sent for every mapping (a new mapper, a reconnected controller).
     public var needsInitialFeedback = true
+    /// Called on the MIDI thread after a message queued an action (wakes the control
+    /// thread). Set before the MIDI thread starts.
+    public var onAction: (@Sendable () -> Void)?
 
     // Control → MIDI thread: the next mapper (a preset switch).
     let swap = Mutex<(MIDIMapper?, SPSCQueue<EngineEvent>?)?>(nil)
@@ -115,6 +118,7 @@ public final class MIDIRouter: @unchecked Sendable {
         mapper.handle(message, at: frame, seconds: seconds) { push($0) }
         if mapper.droppedOutputs != actionsBefore { droppedActions.add(mapper.droppedOutputs - actionsBefore, ordering: .relaxed) }
         record(message, seconds: seconds, count: mapper.outcomeCount)
+        if let onAction, (0..<mapper.outcomeCount).contains(where: { mapper.outcome($0).kind == .action }) { onAction() }
     }
 
     /// Lets time pass: notices from the control side, 14-bit halves whose partner did not

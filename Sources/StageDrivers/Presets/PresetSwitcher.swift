@@ -93,15 +93,15 @@ public final class PresetSwitcher: @unchecked Sendable {
         wake.signal()
     }
 
-    /// Starts the control thread: it waits for a message (at most 5 ms, so the racks the
-    /// render thread hands back are released soon), takes the latest request from each
+    /// Starts the control thread: it waits for a message (`wakeUp`, or 20 ms at most, so the
+    /// racks the render thread hands back are released soon), takes the latest request from each
     /// source, carries it out, and collects retired racks. `midiActions`: the MIDI thread's
     /// queue (this thread becomes its consumer). Thread: main, once.
     public func start(midiActions: SPSCQueue<ControlAction>? = nil) {
         running.store(true, ordering: .releasing)
         let t = Thread { [self] in
             while running.load(ordering: .acquiring) {
-                _ = wake.wait(timeout: .now() + .milliseconds(5))
+                _ = wake.wait(timeout: .now() + .milliseconds(20))
                 if let r = nextRequest(midiActions: midiActions) { perform(r, at: EngineEvent.now) }
                 player.collectRetired()
             }
