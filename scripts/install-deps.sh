@@ -28,7 +28,8 @@ fi
 
 missing=()
 for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+  # Not `dpkg-query | grep -q`: grep leaving early can kill the writer (SIGPIPE) under pipefail.
+  if [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) != "install ok installed" ]]; then
     missing+=("$p")
   fi
 done

@@ -140,7 +140,7 @@ public struct MeterView: Sendable {
                 fraction: Double(r.load), holdFraction: Double(loadHold), flag: r.load >= 1 ? "OVER" : ""))
         var last = "xruns \(r.xruns)"
         if let x = r.lastXrun { last += " (last: \(x.side) \(x.code))" }
-        last += "   MIDI: \(r.midiMessages.map { "\($0) messages, last: \(r.lastMIDI ?? "-")" } ?? "off")"
+        last += "   MIDI: \(r.midiMessages.map { "\(counted($0, "message")), last: \(r.lastMIDI ?? "-")" } ?? "off")"
         last += midiTroubleText(r)
         out.append(fit(last))
         return out

@@ -125,7 +125,7 @@ public final class SoundFont: @unchecked Sendable, CustomStringConvertible {
         }
         let riffEnd = 8 + le32(header[4..<8])
         if riffEnd > fileSize {
-            throw fail("truncated: its header announces \(riffEnd) bytes, the file has \(fileSize)")
+            throw fail("truncated: its header announces \(counted(Int(riffEnd), "byte")), the file has \(fileSize)")
         }
         guard tag(header[8..<12]) == "sfbk" else { return }
         var lists: Set<String> = []

@@ -20,15 +20,18 @@ public struct SoundFontChoice: Sendable, Equatable, CustomStringConvertible {
 /// Finds SoundFonts by name on the search path. Pure: the environment, the executable's
 /// path and the current directory are passed in (tests give their own). Thread: any.
 ///
-/// Search path, in order:
+/// Search path, in order (the same from any working directory: the current directory only
+/// turns a relative rack folder into an absolute one, and every path shown is absolute):
 /// 1. the rack file's folder (`UnitSettings.rackDirectory`);
 /// 2. the folders in `$STAGERACK_SOUNDFONTS` (colon-separated);
-/// 3. the repository's `soundfonts/`: next to the executable, `../share/stagerack/soundfonts`
-///    from it, and the nearest folder above the executable or the current directory that
-///    holds both `Package.swift` and `soundfonts/` (a checkout running its `.build` products);
-/// 4. `$XDG_DATA_HOME/soundfonts` (default `~/.local/share/soundfonts`);
-/// 5. `/usr/share/sounds/sf2` (Debian's fluid-soundfont-gm, timgm6mb-soundfont);
-/// 6. `/usr/share/soundfonts`.
+/// 3. `soundfonts/` beside the rack's folder (`racks/../soundfonts`: a checkout's racks, and
+///    the installed `share/stagerack/racks` beside `share/stagerack/soundfonts`);
+/// 4. the executable's: `soundfonts/` next to it, the installed share folder
+///    `../share/stagerack/soundfonts` from it, and the `soundfonts/` of the nearest folder
+///    above it that holds `Package.swift` (a checkout running its `.build` products);
+/// 5. `$XDG_DATA_HOME/soundfonts` (default `~/.local/share/soundfonts`);
+/// 6. `/usr/share/sounds/sf2` (Debian's fluid-soundfont-gm, timgm6mb-soundfont);
+/// 7. `/usr/share/soundfonts`.
 ///
 /// A name without an extension also matches `name.sf2` and `name.sf3`. An absolute path (or
 /// `~/...`) is used as it is. With no setting, the default is the first of
@@ -50,10 +53,16 @@ public struct SoundFontSearch: Sendable {
         rackDirectory: String, environment: [String: String]? = nil, executablePath: String? = nil,
         currentDirectory: String? = nil
     ) {
-        self.rackDirectory = rackDirectory
         self.environment = environment ?? Self.processEnvironment()
         self.executablePath = executablePath ?? Self.processExecutablePath()
         self.currentDirectory = currentDirectory ?? Self.processCurrentDirectory()
+        self.rackDirectory = Self.absolute(rackDirectory, from: self.currentDirectory)
+    }
+
+    /// `path` made absolute against `directory` (an empty path stays empty).
+    static func absolute(_ path: String, from directory: String) -> String {
+        guard !path.isEmpty, !path.hasPrefix("/"), !directory.isEmpty else { return path.isEmpty ? path : normalize(path) }
+        return normalize(directory + "/" + path)
     }
 
     /// The folders searched, in order, without duplicates (only those that exist).
@@ -65,16 +74,15 @@ public struct SoundFontSearch: Sendable {
             if !dirs.contains(n) && Self.isDirectory(n) { dirs.append(n) }
         }
         add(rackDirectory)
-        for d in (environment[Self.environmentVariable] ?? "").split(separator: ":") { add(String(d)) }
+        for d in (environment[Self.environmentVariable] ?? "").split(separator: ":") {
+            add(Self.absolute(String(d), from: currentDirectory))
+        }
+        if !rackDirectory.isEmpty { add(Self.parent(rackDirectory) + "/soundfonts") }
         let exeDir = Self.parent(executablePath)
         if !exeDir.isEmpty {
             add(exeDir + "/soundfonts")
-            add(Self.parent(exeDir) + "/share/stagerack/soundfonts")
+            add(installedDirectory)
             if let repo = Self.repositoryAbove(exeDir) { add(repo + "/soundfonts") }
-        }
-        if !currentDirectory.isEmpty {
-            add(currentDirectory + "/soundfonts")
-            if let repo = Self.repositoryAbove(currentDirectory) { add(repo + "/soundfonts") }
         }
         if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
             add(xdg + "/soundfonts")
@@ -86,12 +94,21 @@ public struct SoundFontSearch: Sendable {
         return dirs
     }
 
+    /// The installed share folder beside the executable (`/usr/local/bin/stagerack` →
+    /// `/usr/local/share/stagerack/soundfonts`); empty when the executable is unknown.
+    var installedDirectory: String {
+        let exeDir = Self.parent(executablePath)
+        return exeDir.isEmpty ? "" : Self.normalize(Self.parent(exeDir) + "/share/stagerack/soundfonts")
+    }
+
     /// The folders a message should name: those searched, plus the standard ones that do not
     /// exist on this machine (so the performer learns where a font could go).
     public var describedDirectories: [String] {
         var dirs = directories
         var standard: [String] = []
         if !rackDirectory.isEmpty { standard.append(rackDirectory) }
+        let exeDir = Self.parent(executablePath)
+        if !exeDir.isEmpty && Self.repositoryAbove(exeDir) == nil { standard.append(installedDirectory) }
         if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
             standard.append(xdg + "/soundfonts")
         } else if let home = environment["HOME"], !home.isEmpty {

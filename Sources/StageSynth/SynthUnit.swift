@@ -47,6 +47,14 @@ import Synchronization
 /// Thread: control (init, prepare, deinit); render (render, reset, `activeVoiceCount`);
 /// any (`transpose`, the descriptive properties).
 public final class SynthUnit: RackUnit {
+    /// Parameter indices, in the order `SynthUnitType.parameters` declares them.
+    enum Parameter {
+        static let gain = 0
+        static let reverb = 1
+        static let chorus = 2
+        static let tune = 3
+    }
+
     public let configuration: SynthConfiguration
     /// The SoundFont played (shared with other units through `SoundFontLibrary`).
     public let soundFont: SoundFont
@@ -197,7 +205,7 @@ public final class SynthUnit: RackUnit {
         let left = out[0]
         let right = out.channelCount > 1 ? out[1] : scratch + scratchHalf
         let params = context.parameters
-        let gridSteady = params.isSteady(1) && params.isSteady(2) && params.isSteady(3)
+        let gridSteady = params.isSteady(Parameter.reverb) && params.isSteady(Parameter.chorus) && params.isSteady(Parameter.tune)
         let events = context.events
         var e = 0
         var pos = 0
@@ -225,15 +233,15 @@ public final class SynthUnit: RackUnit {
     private func applyGain(
         _ params: ParameterValues, _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, _ n: Int
     ) {
-        if params.isSteady(0) {
-            let g = Self.gainFactor(params.value(0))
+        if params.isSteady(Parameter.gain) {
+            let g = Self.gainFactor(params.value(Parameter.gain))
             if g == 1 { return }
             for i in 0..<n {
                 left[i] *= g
                 right[i] *= g
             }
         } else {
-            let db = params[0]
+            let db = params[Parameter.gain]
             for i in 0..<n {
                 let g = Self.gainFactor(db[i])
                 left[i] *= g
@@ -249,24 +257,24 @@ public final class SynthUnit: RackUnit {
 
     @inline(__always)
     private func gridDiffers(_ params: ParameterValues, _ pos: Int) -> Bool {
-        (params[1][pos] >= 0.5 ? 1 : 0) != appliedReverb || (params[2][pos] >= 0.5 ? 1 : 0) != appliedChorus
-            || params[3][pos] != appliedTune
+        (params[Parameter.reverb][pos] >= 0.5 ? 1 : 0) != appliedReverb || (params[Parameter.chorus][pos] >= 0.5 ? 1 : 0) != appliedChorus
+            || params[Parameter.tune][pos] != appliedTune
     }
 
     /// Applies the block-grid parameters as they are at frame `pos` (a 64-frame boundary of
     /// FluidSynth's). Thread: render.
     private func applyGrid(_ inst: FluidSynthInstance, _ params: ParameterValues, _ pos: Int) {
-        let reverb: Int8 = params[1][pos] >= 0.5 ? 1 : 0
+        let reverb: Int8 = params[Parameter.reverb][pos] >= 0.5 ? 1 : 0
         if reverb != appliedReverb {
             inst.setReverb(reverb == 1)
             appliedReverb = reverb
         }
-        let chorus: Int8 = params[2][pos] >= 0.5 ? 1 : 0
+        let chorus: Int8 = params[Parameter.chorus][pos] >= 0.5 ? 1 : 0
         if chorus != appliedChorus {
             inst.setChorus(chorus == 1)
             appliedChorus = chorus
         }
-        let tune = params[3][pos]
+        let tune = params[Parameter.tune][pos]
         if tune != appliedTune {
             for ch in 0..<16 { inst.setFineTune(ch, cents: tune) }
             appliedTune = tune

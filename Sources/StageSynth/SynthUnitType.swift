@@ -37,8 +37,9 @@ public struct SynthUnitType: UnitType {
         [
             SettingSpec(
                 key: "soundfont", kind: .string,
-                help: "SoundFont file: a path, or a name looked up in the rack's folder, soundfonts/, "
-                    + "$STAGERACK_SOUNDFONTS, $XDG_DATA_HOME/soundfonts, /usr/share/sounds/sf2, "
+                help: "SoundFont file: a path, or a name looked up in the rack's folder, $STAGERACK_SOUNDFONTS, "
+                    + "soundfonts/ beside the rack's folder, the installed share folder, the binary's checkout, "
+                    + "$XDG_DATA_HOME/soundfonts, /usr/share/sounds/sf2, "
                     + "/usr/share/soundfonts (default: FluidR3_GM.sf2 or TimGM6mb.sf2 if installed, "
                     + "else the bundled stagerack-basic.sf2)"),
             SettingSpec(
@@ -81,9 +82,19 @@ public struct SynthUnitType: UnitType {
         BusLayout(inputs: [], outputs: [.channels(2)])
     }
 
+    /// The settings, and whether the SoundFont can be found: a missing font is reported with
+    /// the rack's other errors, at its setting (loading it waits for `make`). Thread: control.
     public func check(_ settings: UnitSettings) -> [SettingProblem] {
         switch SynthConfiguration.parse(settings) {
-        case .success: return []
+        case .success(let config):
+            do {
+                _ = try SoundFontSearch(rackDirectory: settings.rackDirectory).resolve(config.soundfont)
+                return []
+            } catch {
+                let text = "\(error)"
+                let message = text.hasPrefix("synth: ") ? String(text.dropFirst(7)) : text
+                return [SettingProblem(key: "soundfont", message: message)]
+            }
         case .failure(let p): return p.problems
         }
     }
@@ -111,7 +122,7 @@ public struct SynthUnitType: UnitType {
                 let some = font.presets.prefix(12).map(\.description).joined(separator: ", ")
                 throw UnitError(
                     "synth: \(font.path) has no preset at bank \(bank) program \(program); "
-                        + "it has \(font.presets.count) presets: \(some)\(font.presets.count > 12 ? ", …" : "")")
+                        + "it has \(counted(font.presets.count, "preset")): \(some)\(font.presets.count > 12 ? ", …" : "")")
             }
         }
         return SynthUnit(configuration: config, soundFont: font, choice: choice)

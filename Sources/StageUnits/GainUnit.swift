@@ -26,6 +26,11 @@ func faderGain(_ db: Float) -> Float {
 
 /// Multiplies its input by the smoothed gain. Thread: render (after prepare).
 public final class GainUnit: RackUnit {
+    /// Parameter indices, in the order `GainUnitType.parameters` declares them.
+    enum Parameter {
+        static let gain = 0
+    }
+
     public init() {}
     public func prepare(_ spec: PrepareSpec) throws {}
     public func reset() {}
@@ -35,15 +40,15 @@ public final class GainUnit: RackUnit {
         let output = context.outputs[0]
         let n = context.frameCount
         let params = context.parameters
-        if params.isSteady(0) {
-            let g = faderGain(params.value(0))
+        if params.isSteady(Parameter.gain) {
+            let g = faderGain(params.value(Parameter.gain))
             for c in 0..<output.channelCount {
                 let src = input[c]
                 let dst = output[c]
                 for i in 0..<n { dst[i] = src[i] * g }
             }
         } else {
-            let db = params[0]
+            let db = params[Parameter.gain]
             for c in 0..<output.channelCount {
                 let src = input[c]
                 let dst = output[c]

@@ -93,8 +93,8 @@ enum SwitchBenchmark {
                 + "\(formatNumber((median * 100).rounded() / 100)) ms median (p99 \(formatNumber((p99 * 100).rounded() / 100)) ms, font shared), "
                 + "then sounds within one block (\(formatNumber((blockMs * 100).rounded() / 100)) ms) + the \(formatNumber(crossfadeMs)) ms crossfade")
             print("  memory: \(formatNumber((rssAfter10 * 10).rounded() / 10)) MB after 10 switches, "
-                + "\(formatNumber((residentMegabytes() * 10).rounded() / 10)) MB after 1000 (\(player.switches.load(ordering: .relaxed)) switches, "
-                + "\(player.tailsEnded.load(ordering: .relaxed)) tails ended)")
+                + "\(formatNumber((residentMegabytes() * 10).rounded() / 10)) MB after 1000 (\(counted(player.switches.load(ordering: .relaxed), "switch")), "
+                + "\(counted(player.tailsEnded.load(ordering: .relaxed), "tail")) ended)")
         }
     }
 }

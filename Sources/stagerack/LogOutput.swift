@@ -71,7 +71,37 @@ enum ALSAMessages {
         }
     }
 
+    /// alsa-lib's lines kept back while a device opens (see `held`); nil: not holding.
+    nonisolated(unsafe) private static var holding: [String]?
+    /// The lines kept back during the last open that failed, for its report.
+    nonisolated(unsafe) private(set) static var heldAtLastFailure: [String] = []
+
+    /// Runs `body` (opening devices) with alsa-lib's lines kept back: logged when it
+    /// succeeds, kept in `heldAtLastFailure` when it throws (and logged too when
+    /// `emitOnFailure`: while waiting for a device, each distinct line once a minute). A
+    /// failed open of `default` on a machine without a card makes alsa-lib print eight
+    /// lines that the error's own report says better ("no sound card").
+    static func held<T>(emitOnFailure: Bool = false, _ body: () throws -> T) throws -> T {
+        holding = []
+        do {
+            let result = try body()
+            let lines = holding ?? []
+            holding = nil
+            for line in lines { log(line) }
+            return result
+        } catch {
+            heldAtLastFailure = holding ?? []
+            holding = nil
+            if emitOnFailure { for line in heldAtLastFailure { log(line) } }
+            throw error
+        }
+    }
+
     static func log(_ text: String) {
+        if holding != nil {
+            holding?.append(text)
+            return
+        }
         let now = monotonicSeconds()
         if let t = lastSeen[text], now - t < 60 { return }
         lastSeen[text] = now

@@ -59,7 +59,7 @@ enum MIDIMonitorCommand {
         }
         out.flush()
         Console.err(
-            "\(input.messagesReceived) messages" + (input.sysExSkipped > 0 ? ", \(input.sysExSkipped) SysEx skipped" : "")
+            "\(counted(input.messagesReceived, "message"))" + (input.sysExSkipped > 0 ? ", \(input.sysExSkipped) SysEx skipped" : "")
                 + (input.inputOverruns > 0 ? ", \(input.inputOverruns) input overruns" : ""))
         return 0
     }

@@ -13,7 +13,7 @@ enum PlayCommand {
         usage: stagerack play [RACK|SETLIST] [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
                               [--periods N] [--capture-channels N] [--format FORMAT]
                               [--duration SECONDS] [--status] [--watch] [--meters]
-                              [--device-wait SECONDS] [--config FILE | --no-config]
+                              [--device-wait SECONDS|forever] [--config FILE | --no-config]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
@@ -36,8 +36,7 @@ enum PlayCommand {
         or recall snapshots, with the old rack's tails ringing out under the new one.
 
         Signals: SIGINT/SIGTERM fade out and stop (exit 0); SIGHUP reloads the playing rack's
-        file (a bad file leaves the running rack alone, with its errors logged); SIGUSR1 stalls
-        the audio thread for three periods once (a test hook that forces an xrun).
+        file (a bad file leaves the running rack alone, with its errors logged).
         """
 
     struct Setup {
@@ -63,7 +62,11 @@ enum PlayCommand {
             flagOptions: ["--status", "--watch"] + serviceFlagOptions)
         // Config file < environment < flags, over the rack's io section (PlayService.swift).
         let (setup, setlist, rack) = try resolveSetup(a)
-        return try LiveSession(setup: setup, setlist: setlist, rack: rack).run()
+        do {
+            return try LiveSession(setup: setup, setlist: setlist, rack: rack).run()
+        } catch let e as ALSAError {
+            return reportDeviceError(e, setup: setup)  // what is wrong and what to do (DeviceErrorReport.swift)
+        }
     }
 }
 
@@ -126,11 +129,15 @@ final class LiveSession {
         // MIDI: the sequencer client feeds the player's queue; program changes and preset
         // buttons come back as actions for the switcher.
         var midi: MIDIInput?
+        // STAGERACK_MIDI_TIMING=block: live events at the next block's first frame, as before
+        // they were scheduled on the audio clock (to measure the difference: Tests/e2e/timing.sh).
+        let blockTimedMIDI = ProcessEnvironment.current["STAGERACK_MIDI_TIMING"] == "block"
+        if blockTimedMIDI { Log.info("MIDI timing: the next block's first frame (STAGERACK_MIDI_TIMING=block)") }
         do {
             let input = try MIDIInput(
                 options: .init(patterns: rack.midi.connect, monitor: true), mapper: MIDIMapper(plan: plan, presetsByDefault: true),
-                events: player.events, clock: player.clock)
-            input.router.onAction = { switcher.wakeUp() }  // program changes wake the control thread
+                events: player.events, clock: blockTimedMIDI ? nil : player.clock)
+            input.router.onAction = { [weak switcher] in switcher?.wakeUp() }  // program changes wake the control thread
             try input.start()
             midi = input
             Log.info("MIDI: \(input.inputName) listening\(rack.midi.connect.isEmpty ? " (every hardware port)" : " (\(rack.midi.connect.joined(separator: ", ")))")")

@@ -100,7 +100,10 @@ extension LiveSession {
             },
             now: monotonicSeconds,
             log: { LogOutput.emit($0, $1) })
-        return try waiter.wait(for: what) { () throws -> (PCMStream, PCMStream?) in try self.openDevices() }
+        return try waiter.wait(for: what) { () throws -> (PCMStream, PCMStream?) in
+            // alsa-lib's lines while waiting; a final failure's report sums them up.
+            try ALSAMessages.held(emitOnFailure: setup.service.deviceWait != 0) { try self.openDevices() }
+        }
     }
 
     /// Errors that mean "not there (yet)": no such card or PCM, gone, busy.
@@ -116,7 +119,7 @@ extension LiveSession {
         let origins = s.settings.originSummary
         if !origins.isEmpty { Log.info("settings: \(origins)") }
         let first = setlist.entries[0].rack
-        var line = "rack \(first)\(rack.name.isEmpty ? "" : " (\(rack.name))"): \(plan.units.count) units"
+        var line = "rack \(first)\(rack.name.isEmpty ? "" : " (\(rack.name))"): \(counted(plan.units.count, "unit"))"
         if setlist.entries.count > 1 || first != setup.rackPath { line += "; song 1 of \(setlist.entries.count) in \(setup.rackPath)" }
         Log.info(line)
     }

@@ -105,16 +105,16 @@ enum RenderCommand {
         line += "peak \(formatNumber((Double(summary.peakDBFS) * 10).rounded() / 10)) dBFS, "
         line += "CPU \(formatNumber((summary.cpuSeconds * 1000).rounded() / 1000)) s, "
         line += "\(formatNumber(summary.realTimeFactor.rounded()))x real time"
-        if summary.switches > 0 { line += ", \(summary.switches) switches" }
+        if summary.switches > 0 { line += ", \(counted(summary.switches, "switch"))" }
         if plan.latencyFrames > 0 {
             line += ", latency \(formatNumber((Double(plan.latencyFrames) / rate * 10000).rounded() / 10)) ms"
         }
         Console.err(line)
         if summary.safety.nonFiniteSamples > 0 {
-            Console.err("warning: the output stage replaced \(summary.safety.nonFiniteSamples) NaN/Inf samples with silence")
+            Console.err("warning: the output stage replaced \(counted(summary.safety.nonFiniteSamples, "NaN/Inf sample")) with silence")
         }
         if summary.safety.limitedSamples > 0 {
-            Console.err("note: the output limiter held \(summary.safety.limitedSamples) samples under -0.3 dBFS")
+            Console.err("note: the output limiter held \(counted(summary.safety.limitedSamples, "sample")) under -0.3 dBFS")
         }
         return 0
     }

@@ -33,7 +33,7 @@ enum ValidateCommand {
                 } else if setlist.entries.count == 1 && setlist.entries[0].rack == path {
                     Console.out("\(path): ok")
                 } else {
-                    Console.out("\(path): ok (setlist of \(setlist.entries.count) racks)")
+                    Console.out("\(path): ok (setlist of \(counted(setlist.entries.count, "rack")))")
                 }
             } catch {
                 bad += 1

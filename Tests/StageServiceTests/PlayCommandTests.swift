@@ -83,9 +83,11 @@ final class PlayCommandTests: XCTestCase {
         // deviceWait 0 fails at once; the flag --device-wait is not needed to see that.
         let missing = try play(["--duration", "0.1"], ["STAGERACK_CONFIG": dir + "/stagerack.json"])
         XCTAssertEqual(missing.status, 1)
-        XCTAssertTrue(missing.stderr.contains("error: stagerack play: svc_missing: snd_pcm_open failed: No such file or directory (-2)"), missing.stderr)
-        XCTAssertTrue(missing.stderr.contains("warning: alsa-lib: snd_pcm_open_noupdate: Unknown PCM svc_missing"),
-                      "alsa-lib's own lines become log lines: \(missing.stderr)")
+        XCTAssertTrue(missing.stderr.contains("error: stagerack play: cannot open the playback device \"svc_missing\": ALSA has no device of that name"), missing.stderr)
+        // alsa-lib's line that names the cause is part of the error, not a warning before it (issue 14).
+        XCTAssertTrue(missing.stderr.contains("[svc_missing: snd_pcm_open failed: No such file or directory (-2); alsa-lib: snd_pcm_open_noupdate: Unknown PCM svc_missing]"),
+                      missing.stderr)
+        XCTAssertFalse(missing.stderr.contains("warning: alsa-lib:"), missing.stderr)
         XCTAssertFalse(missing.stderr.contains("ALSA lib "), missing.stderr)
     }
 
@@ -146,7 +148,8 @@ final class PlayCommandTests: XCTestCase {
         // From a shell (no $INVOCATION_ID) with no --device-wait: no waiting at all.
         let shell = try play(args, timeout: 30)
         XCTAssertEqual(shell.status, 1)
-        XCTAssertTrue(shell.stderr.contains("error: stagerack play: svc_late: snd_pcm_open failed"), shell.stderr)
+        XCTAssertTrue(shell.stderr.contains("error: stagerack play: cannot open the capture device \"svc_late\""), shell.stderr)
+        XCTAssertTrue(shell.stderr.contains("[svc_late: snd_pcm_open failed"), shell.stderr)
         XCTAssertFalse(shell.stderr.contains("waiting for"), shell.stderr)
         XCTAssertEqual(limited.status, 1)
         XCTAssertTrue(limited.stderr.contains("error: playback \"svc_out\" and capture \"svc_late\": gave up after 1 s: "), limited.stderr)
@@ -167,8 +170,11 @@ final class PlayCommandTests: XCTestCase {
         let failed = try Tool.run(Tool.stagerack, ["play", "--no-config", dir + "/rack.json", "--playback", "svc_nothing", "--device-wait", "0"],
                                   environment: e, timeout: 30, journal: true)
         XCTAssertEqual(failed.status, 1)
-        XCTAssertTrue(failed.stderr.contains("<4>warning: alsa-lib: snd_pcm_open_noupdate: Unknown PCM svc_nothing\n"), failed.stderr)
-        XCTAssertTrue(failed.stderr.hasSuffix("<3>error: stagerack play: svc_nothing: snd_pcm_open failed: No such file or directory (-2)\n"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains(
+            "<3>error: stagerack play: cannot open the playback device \"svc_nothing\": ALSA has no device of that name "
+                + "[svc_nothing: snd_pcm_open failed: No such file or directory (-2); alsa-lib: snd_pcm_open_noupdate: Unknown PCM svc_nothing]\n"),
+            failed.stderr)
+        XCTAssertTrue(failed.stderr.hasSuffix("<6>info: to try play without a sound card: --playback null --capture null (silence in, the sound thrown away), or record what it plays to a file with alsa-lib's file plugin (README.md: \"Play without a sound card\")\n"), failed.stderr)
     }
 
     func testMetersOffATerminalArePlainStatusLines() throws {

@@ -127,18 +127,51 @@ final class SoundFontTests: XCTestCase {
         XCTAssertEqual(try search.resolve("B.sf2").path, temporary + "/xdg/soundfonts/B.sf2")
     }
 
-    func testRepositorySoundfontsFolderIsFoundFromTheExecutableAndTheCurrentDirectory() throws {
+    func testRepositorySoundfontsFolderIsFoundFromTheExecutableAndBesideTheRack() throws {
         let repo = temporary + "/repo"
         XCTAssertEqual(mkdir(repo, 0o755), 0)
         XCTAssertEqual(mkdir(repo + "/soundfonts", 0o755), 0)
+        XCTAssertEqual(mkdir(repo + "/racks", 0o755), 0)
         write(repo + "/Package.swift", Array("// swift-tools-version:6.0\n".utf8))
         write(repo + "/soundfonts/stagerack-basic.sf2", Array("RIFF".utf8))
         let fromExe = SoundFontSearch(
             rackDirectory: "", environment: [:], executablePath: repo + "/.build/release/stagerack", currentDirectory: "/")
         XCTAssertTrue(fromExe.directories.contains(repo + "/soundfonts"), "\(fromExe.directories)")
-        let fromHere = SoundFontSearch(
-            rackDirectory: "", environment: [:], executablePath: "/nonexistent/x", currentDirectory: repo + "/racks")
-        XCTAssertTrue(fromHere.directories.contains(repo + "/soundfonts"), "\(fromHere.directories)")
+        let besideTheRack = SoundFontSearch(
+            rackDirectory: repo + "/racks", environment: [:], executablePath: "/nonexistent/x", currentDirectory: "/")
+        XCTAssertEqual(try besideTheRack.resolve("stagerack-basic.sf2").path, repo + "/soundfonts/stagerack-basic.sf2")
+    }
+
+    /// Issue 14: a font named by file name was found or not depending on the working
+    /// directory, and the places searched showed the rack's folder as a relative name.
+    func testTheSameFontIsFoundFromAnyWorkingDirectoryAndPathsAreAbsolute() throws {
+        let repo = temporary + "/repo"
+        let elsewhere = temporary + "/elsewhere"
+        for d in [repo, repo + "/soundfonts", repo + "/.build", repo + "/.build/release", elsewhere, elsewhere + "/gig"] {
+            XCTAssertEqual(mkdir(d, 0o755), 0, d)
+        }
+        write(repo + "/Package.swift", Array("//\n".utf8))
+        write(repo + "/soundfonts/stagerack-basic.sf2", Array("RIFF".utf8))
+        let exe = repo + "/.build/release/stagerack"
+        // A rack outside the checkout, named relative to where the command runs.
+        for cwd in [repo, elsewhere, "/"] {
+            let rackDir = cwd == elsewhere ? "gig" : elsewhere + "/gig"
+            let search = SoundFontSearch(rackDirectory: rackDir, environment: [:], executablePath: exe, currentDirectory: cwd)
+            XCTAssertEqual(try search.resolve("stagerack-basic.sf2").path, repo + "/soundfonts/stagerack-basic.sf2", "from \(cwd)")
+            XCTAssertThrowsError(try search.resolve("NoSuchFont.sf2")) { error in
+                let text = "\(error)"
+                XCTAssertTrue(text.contains(elsewhere + "/gig/NoSuchFont.sf2"), "the rack's folder, absolute: \(text)")
+                XCTAssertTrue(text.contains(repo + "/soundfonts/NoSuchFont.sf2"), "the binary's project: \(text)")
+                XCTAssertFalse(text.contains("Searched: gig/"), text)
+            }
+        }
+        // Installed: the share folder beside the binary's bin/ is searched, and named when missing.
+        let installed = SoundFontSearch(
+            rackDirectory: elsewhere + "/gig", environment: [:], executablePath: temporary + "/usr/bin/stagerack",
+            currentDirectory: "/")
+        XCTAssertThrowsError(try installed.resolve("NoSuchFont.sf2")) { error in
+            XCTAssertTrue("\(error)".contains(self.temporary + "/usr/share/stagerack/soundfonts/NoSuchFont.sf2"), "\(error)")
+        }
     }
 
     func testDefaultPrefersAGeneralMIDIFontAndSaysWhich() throws {

@@ -35,13 +35,26 @@ with open(sys.argv[1], "wb") as f:
     f.write(b"".join(struct.pack("<ff", *(2 * [0.3 * math.sin(2 * math.pi * 440 * i / 48000)])) for i in range(480000)))
 PY
 
-version() { "$BIN" --version | grep -q '^stagerack '; }
+# Output is captured before it is searched: `"$BIN" ... | grep -q` fails under pipefail when
+# grep exits at the first match and the writer then dies of SIGPIPE.
+version() { local out; out=$("$BIN" --version) && grep -q '^stagerack ' <<<"$out"; }
 check "--version" version
 
-help_all() { for c in play render validate units graph devices install-service; do "$BIN" "$c" --help | grep -q "usage: stagerack $c" || return 1; done; }
+help_all() {
+  local c out
+  for c in play render validate units graph devices install-service; do
+    out=$("$BIN" "$c" --help) && grep -q "usage: stagerack $c" <<<"$out" || return 1
+  done
+}
 check "--help on every command" help_all
 
-unknown() { "$BIN" rendr 2>&1 | grep -q 'did you mean "render"'; test "${PIPESTATUS[0]}" -eq 2; }
+help_play_users() {  # the SIGUSR1 xrun hook is for tests (Tests/e2e/README.md), not users
+  local out
+  out=$("$BIN" play --help) && grep -q -- '--device-wait SECONDS|forever\] \[--config' <<<"$out" && ! grep -q SIGUSR1 <<<"$out"
+}
+check "play --help: --device-wait takes forever; no test hook advertised" help_play_users
+
+unknown() { local out rc; out=$("$BIN" rendr 2>&1); rc=$?; grep -q 'did you mean "render"' <<<"$out" && test $rc -eq 2; }
 check "unknown command suggests the right one, exit 2" unknown
 
 validate_good() { "$BIN" validate racks/*.json Tests/Fixtures/setlists/echo-a.json; }
@@ -69,13 +82,29 @@ render_demo() {
 }
 check "render: the default rack's demo" render_demo
 
+render_one_switch() {  # a counted noun agrees with its count: "1 switch", not "1 switches"
+  python3 - "$WORK/one-switch.mid" <<'PY'
+import struct, sys
+track = b"\x00\xc0\x01" + b"\x83\x60\xff\x2f\x00"  # program change to song 2, end of track 0.5 s later
+open(sys.argv[1], "wb").write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, 480) + b"MTrk" + struct.pack(">I", len(track)) + track)
+PY
+  local out
+  out=$("$BIN" render Tests/Fixtures/setlists/gig.json --midi "$WORK/one-switch.mid" --duration 1 --output "$WORK/one.wav" 2>&1) \
+    || { echo "$out"; return 1; }
+  grep -q ', 1 switch,\|, 1 switch$' <<<"$out" || { echo "$out"; return 1; }
+}
+check "render: a setlist with one program change reports \"1 switch\"" render_one_switch
+
 render_needs_output() { ! "$BIN" render racks/default.json --demo 2>/dev/null; }
 check "render: --output is required" render_needs_output
 
-graph() { "$BIN" graph racks/default.json | head -1 | grep -q '^digraph'; }
+graph() { local out; out=$("$BIN" graph racks/default.json) && [[ ${out%%$'\n'*} == digraph* ]]; }
 check "graph: DOT output" graph
 
-units() { "$BIN" units | grep -q '^mixer:' && "$BIN" units mixer | grep -q 'pan1'; }
+units() {
+  local all mixer
+  all=$("$BIN" units) && mixer=$("$BIN" units mixer) && grep -q '^mixer:' <<<"$all" && grep -q 'pan1' <<<"$mixer"
+}
 check "units: types and parameters" units
 
 devices() { "$BIN" devices --no-probe >/dev/null; }
@@ -119,6 +148,15 @@ play_bad_device() {
   test $? -eq 1 && grep -q 'no_such_pcm: snd_pcm_open failed' <<<"$out"
 }
 check "play: an unknown device is a clear error" play_bad_device
+
+play_missing_card() {  # what is wrong and what to do, without alsa-lib's chain of complaints
+  local out
+  out=$("$BIN" play racks/default.json --playback hw:CARD=NoSuchCard9,DEV=0 --duration 1 2>&1)
+  test $? -eq 1 && grep -q 'cannot open the playback device "hw:CARD=NoSuchCard9,DEV=0": .*no sound card' <<<"$out" \
+    && grep -q 'stagerack devices' <<<"$out" && grep -q -- '--device-wait' <<<"$out" \
+    && grep -q -- '--playback null --capture null' <<<"$out" && ! grep -q 'warning: alsa-lib' <<<"$out" || { echo "$out"; return 1; }
+}
+check "play: a missing sound card says so and what to do (devices, --device-wait, null/file devices)" play_missing_card
 
 echo "$passed passed, $failed failed"
 test $failed -eq 0

@@ -264,7 +264,7 @@ if [[ -x $XCT ]]; then
     if grep -q 'Executed 3 tests, with 0 failures' "$WORK/xctest.txt" && ! grep -q 'skipped' "$WORK/xctest.txt"; then
         ok "ALSASequencerTests ran against the kernel sequencer: 3 passed"
     else
-        bad "ALSASequencerTests in the VM" "$(grep -E 'error|skipped|Executed' "$WORK/xctest.txt" | head -n 5 | tr '\n' '|')"
+        bad "ALSASequencerTests in the VM" "$(grep -m 5 -E 'error|skipped|Executed' "$WORK/xctest.txt" | tr '\n' '|')"
     fi
 else
     bad "ALSASequencerTests in the VM" "no $XCT (swift build -c release --build-tests)"

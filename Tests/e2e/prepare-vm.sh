@@ -76,11 +76,13 @@ if [[ ${E2E_FORCE:-0} == 1 || ! -s $KDIR/vmlinux || ! -s $KDIR/kver ]]; then
     rm -rf "$KDIR" "$VM_DIR/kernel.tmp"
     tmp=$VM_DIR/kernel.tmp
     mkdir -p "$tmp/dl"
-    kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')
+    # awk reads to the end (no `exit`): a reader that leaves early kills apt-cache with
+    # SIGPIPE, which fails the assignment under pipefail.
+    kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ && !found { print $2; found = 1 }')
     if [[ -z $kpkg ]]; then
         log "apt-cache knows no linux-image-amd64 yet, running apt-get update"
         apt-get update -q >&2 || die "apt-get update failed (is the Debian mirror reachable?)"
-        kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')
+        kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ && !found { print $2; found = 1 }')
     fi
     [[ -n $kpkg ]] || die "cannot find the kernel image package that linux-image-amd64 depends on"
     log "downloading $kpkg"

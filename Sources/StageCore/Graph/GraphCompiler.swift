@@ -190,7 +190,7 @@ public struct GraphCompiler {
                     case (let have?, _):
                         report(
                             node.description.location, "connections",
-                            "\"\(nodes[node.sources[b]!].id)\" has \(have) channels; input bus \(b + 1) of \"\(node.id)\" takes \(want)")
+                            "\"\(nodes[node.sources[b]!].id)\" has \(counted(have, "channel")); input bus \(b + 1) of \"\(node.id)\" takes \(want)")
                         adapt.append(nil)
                     }
                 }
