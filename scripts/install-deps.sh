@@ -17,6 +17,7 @@ if [[ "${1:-}" == "--test" ]]; then
     timgm6mb-soundfont  # a General MIDI SoundFont for the synth tests
     python3             # test material generators
     tmux                # the --meters view tested on a real terminal
+    sox                 # rendered WAV headers checked with sox --i
     systemd             # systemd-analyze verify of packaging/stagerack.service
   )
   # The C shims built for aarch64 (scripts/check-aarch64.sh), and run under qemu.

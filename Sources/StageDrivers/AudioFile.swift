@@ -7,6 +7,10 @@ public struct AudioFileError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var message: String
     public var description: String { "\(path): \(message)" }
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
 }
 
 /// Audio read whole into memory: one array per channel.
@@ -20,7 +24,18 @@ public struct AudioData: Sendable {
         self.sampleRate = sampleRate
     }
 
-    /// Reads any format libsndfile knows (WAV, FLAC, AIFF, OGG, ...). Thread: control.
+    /// Sample rates a file may claim: libsndfile passes any header value on, so a broken
+    /// or hostile header is stopped here rather than trusted.
+    public static let sampleRates = 1000.0...768_000
+    /// The most channels a file may have (the input unit counts 1…64).
+    public static let maximumChannels = 64
+    /// The most samples (frames × channels) read into memory: 1 GiB of floats, 46 minutes
+    /// of stereo at 48 kHz. The header's frame count is only a hint; reading stops at the
+    /// end of the data or here.
+    public static let maximumSamples = 1 << 28
+
+    /// Reads any format libsndfile knows (WAV, FLAC, AIFF, OGG, ...), in bounded chunks,
+    /// after checking the header's rate and channels. Thread: control.
     public static func read(path: String) throws(AudioFileError) -> AudioData {
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
@@ -28,14 +43,52 @@ public struct AudioData: Sendable {
         }
         defer { sf_close(file) }
         let channels = Int(info.channels)
-        let frames = Int(info.frames)
-        var interleaved = [Float](repeating: 0, count: max(frames * channels, 1))
-        let got = Int(interleaved.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(frames)) })
-        var out = Array(repeating: [Float](repeating: 0, count: got), count: channels)
-        for f in 0..<got {
-            for c in 0..<channels { out[c][f] = interleaved[f * channels + c] }
+        guard channels >= 1 && channels <= maximumChannels else {
+            throw AudioFileError(path: path, message: "its header claims \(channels) channels (StageRack reads 1…\(maximumChannels))")
         }
-        return AudioData(channels: out, sampleRate: Double(info.samplerate))
+        let rate = Double(info.samplerate)
+        guard sampleRates.contains(rate) else {
+            throw AudioFileError(
+                path: path,
+                message: "its header claims a sample rate of \(info.samplerate) Hz (StageRack reads \(Int(sampleRates.lowerBound))…\(Int(sampleRates.upperBound)) Hz)")
+        }
+        let interleaved = try readInterleaved(file, path: path, channels: channels, hint: Int(info.frames))
+        let frames = interleaved.count / channels
+        var out = Array(repeating: [Float](repeating: 0, count: frames), count: channels)
+        interleaved.withUnsafeBufferPointer { src in
+            for c in 0..<channels {
+                out[c].withUnsafeMutableBufferPointer { dst in
+                    for f in 0..<frames { dst[f] = src[f * channels + c] }
+                }
+            }
+        }
+        return AudioData(channels: out, sampleRate: rate)
+    }
+
+    /// Reads frames in chunks until libsndfile has no more, at most `maximumSamples`.
+    static func readInterleaved(
+        _ file: OpaquePointer, path: String, channels: Int, hint: Int
+    ) throws(AudioFileError) -> [Float] {
+        let chunkFrames = 1 << 16
+        let limitFrames = maximumSamples / channels
+        var samples: [Float] = []
+        samples.reserveCapacity(min(max(hint, 0), limitFrames, 1 << 22) * channels)
+        var chunk = [Float](repeating: 0, count: chunkFrames * channels)
+        var total = 0
+        while true {
+            let got = Int(chunk.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(chunkFrames)) })
+            guard got > 0 else { break }
+            guard total + got <= limitFrames else {
+                let minutes = Int(Double(limitFrames) / 48000 / 60)
+                throw AudioFileError(
+                    path: path,
+                    message: "longer than StageRack reads into memory (\(limitFrames) frames of \(channels) channels, \(minutes) min at 48 kHz)")
+            }
+            samples.append(contentsOf: chunk[0..<(got * channels)])
+            total += got
+            if got < chunkFrames { break }
+        }
+        return samples
     }
 
     /// The same audio at another sample rate, through libsamplerate's best sinc converter.
@@ -43,7 +96,14 @@ public struct AudioData: Sendable {
     public func resampled(to rate: Double) throws(AudioFileError) -> AudioData {
         guard rate != sampleRate, frameCount > 0 else { return self }
         let ratio = rate / sampleRate
+        guard ratio >= 1.0 / 256 && ratio <= 256 else {
+            throw AudioFileError(
+                path: "", message: "cannot resample \(Int(sampleRate)) Hz to \(Int(rate)) Hz (libsamplerate converts up to 256 times up or down)")
+        }
         let outFrames = Int((Double(frameCount) * ratio).rounded(.up)) + 16
+        guard outFrames * channels.count <= Self.maximumSamples else {
+            throw AudioFileError(path: "", message: "too long to resample to \(Int(rate)) Hz in memory")
+        }
         var result: [[Float]] = []
         for channel in channels {
             var output = [Float](repeating: 0, count: outFrames)
@@ -71,8 +131,9 @@ public struct AudioData: Sendable {
     }
 }
 
-/// Writes audio to a file block by block; the format follows the extension: .wav/.w64/.caf
-/// 32-bit float, .aiff/.aif and .flac 24-bit, .ogg Vorbis. Thread: one (control or the
+/// Writes audio to a file block by block; the format follows the extension: .wav 32-bit
+/// integer (WAVE_FORMAT_EXTENSIBLE), .w64/.caf 32-bit float, .aiff/.aif and .flac 24-bit,
+/// .ogg Vorbis. Thread: one (control or the
 /// offline render loop, which is not real-time).
 public final class AudioFileWriter {
     public let path: String
@@ -81,22 +142,33 @@ public final class AudioFileWriter {
     private var interleaved: UnsafeMutablePointer<Float>
     private let capacity: Int
 
+    /// The libsndfile format for `path`'s extension, or an error naming the ones known.
+    /// `.wav` is 32-bit integer PCM with a WAVE_FORMAT_EXTENSIBLE header: every tool reads
+    /// it without a warning (sox warns on every float WAV libsndfile can write, plain or
+    /// extensible), and the output stage keeps the signal under full scale, so it holds
+    /// more than the float stream's 24-bit mantissa at any level above −48 dBFS.
+    /// `.w64` and `.caf` are 32-bit float. Thread: any.
+    public static func format(forPath path: String) throws(AudioFileError) -> Int32 {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let ext = name.contains(".") ? name.split(separator: ".").last.map { $0.lowercased() } ?? "" : ""
+        switch ext {
+        case "wav": return Int32(SF_FORMAT_WAVEX | SF_FORMAT_PCM_32)
+        case "w64": return Int32(SF_FORMAT_W64 | SF_FORMAT_FLOAT)
+        case "caf": return Int32(SF_FORMAT_CAF | SF_FORMAT_FLOAT)
+        case "aiff", "aif": return Int32(SF_FORMAT_AIFF | SF_FORMAT_PCM_24)
+        case "flac": return Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_24)
+        case "ogg", "oga": return Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
+        default:
+            let given = ext.isEmpty ? "(no extension)" : "\".\(ext)\""
+            throw AudioFileError(
+                path: path, message: "unknown output format \(given) (use .wav, .flac, .aiff, .ogg, .w64 or .caf)")
+        }
+    }
+
     public init(path: String, channels: Int, sampleRate: Double, maxFrames: Int) throws(AudioFileError) {
         self.path = path
         self.channels = channels
-        let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        var format: Int32
-        switch ext {
-        case "wav": format = Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT)
-        case "w64": format = Int32(SF_FORMAT_W64 | SF_FORMAT_FLOAT)
-        case "caf": format = Int32(SF_FORMAT_CAF | SF_FORMAT_FLOAT)
-        case "aiff", "aif": format = Int32(SF_FORMAT_AIFF | SF_FORMAT_PCM_24)
-        case "flac": format = Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_24)
-        case "ogg", "oga": format = Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
-        default:
-            throw AudioFileError(
-                path: path, message: "unknown output format \".\(ext)\" (use .wav, .flac, .aiff, .ogg, .w64 or .caf)")
-        }
+        let format = try Self.format(forPath: path)
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate)
         info.channels = Int32(channels)
@@ -104,6 +176,8 @@ public final class AudioFileWriter {
         guard let f = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw AudioFileError(path: path, message: String(cString: sf_strerror(nil)))
         }
+        // Integer formats clip a sample beyond full scale instead of wrapping it round.
+        sf_command(f, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         file = f
         capacity = maxFrames
         interleaved = .allocate(capacity: maxFrames * channels)

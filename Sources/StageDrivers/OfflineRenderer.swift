@@ -52,10 +52,16 @@ public final class OfflineRenderer {
         output = BusStorage(bufferCount: 2, maxFrames: plan.maxFrames)
     }
 
+    /// The most MIDI messages taken in one block: a rack takes 1024 events a block (the
+    /// player carries the rest to the next, late) and the player's queue holds 8191, so a
+    /// file with more messages at once than that lost them; below 1024 leaves room for the
+    /// engine's own events (all-notes-off on a switch).
+    static let messagesPerBlock = 960
+
     /// The frames a render covers when no duration is given.
     public func defaultFrames(input: AudioData?, midi: StandardMIDIFile?, maxTail: Double) -> Int {
         let inputSeconds = input.map { Double($0.frameCount) / plan.sampleRate } ?? 0
-        let midiSeconds = midi?.duration ?? 0
+        let midiSeconds = Self.midiSeconds(midi)
         let tail = min(plan.tailSeconds, maxTail) + Double(plan.latencyFrames) / plan.sampleRate
         return Int(((max(inputSeconds, midiSeconds) + tail) * plan.sampleRate).rounded(.up))
     }
@@ -63,7 +69,14 @@ public final class OfflineRenderer {
     /// The frames of input and MIDI, without any tail.
     public func contentFrames(input: AudioData?, midi: StandardMIDIFile?) -> Int {
         let inputSeconds = input.map { Double($0.frameCount) / plan.sampleRate } ?? 0
-        return Int((max(inputSeconds, midi?.duration ?? 0) * plan.sampleRate).rounded(.up))
+        return Int((max(inputSeconds, Self.midiSeconds(midi)) * plan.sampleRate).rounded(.up))
+    }
+
+    /// The MIDI's length, never more than `StandardMIDIFile.maximumSeconds` (a sequence
+    /// made in code is not checked by the file reader).
+    static func midiSeconds(_ midi: StandardMIDIFile?) -> Double {
+        guard let d = midi?.duration, d.isFinite, d > 0 else { return 0 }
+        return min(d, StandardMIDIFile.maximumSeconds)
     }
 
     /// Renders into `sink` (called after each block with the stereo output and its frame
@@ -95,12 +108,23 @@ public final class OfflineRenderer {
         let tailLimit = frames + Int((tailUntilSilent ?? 0) * plan.sampleRate)
         var silentFrames = 0
         while done < frames || (tailUntilSilent != nil && done < tailLimit && silentFrames < silentNeeded) {
-            let n = done < frames ? min(blockSize, frames - done) : min(blockSize, tailLimit - done)
+            var n = done < frames ? min(blockSize, frames - done) : min(blockSize, tailLimit - done)
+            // Dense MIDI: the block ends before the message that would exceed the budget, so
+            // the engine's queues never overflow and each message keeps its sample (more than
+            // the budget on one sample: the rest wait a frame per budget).
+            if nextMessage + Self.messagesPerBlock < messages.count {
+                let seconds = messages[nextMessage + Self.messagesPerBlock].seconds
+                if seconds.isFinite && seconds * plan.sampleRate < Double(done + n) {
+                    n = max(1, Int((seconds * plan.sampleRate).rounded(.down)) - done)
+                }
+            }
             let blockEnd = Double(done + n) / plan.sampleRate
             // MIDI due in this block: program changes switch first, the rest is mapped.
-            while nextMessage < messages.count, messages[nextMessage].seconds < blockEnd {
+            let lastInBlock = min(messages.count, nextMessage + Self.messagesPerBlock)
+            while nextMessage < lastInBlock, messages[nextMessage].seconds < blockEnd {
                 let m = messages[nextMessage]
                 nextMessage += 1
+                guard m.seconds >= 0 else { continue }  // NaN and negative times are not events
                 let t = Int64((m.seconds * plan.sampleRate).rounded())
                 if m.message.kind == .controlChange && (m.message.controller == 0 || m.message.controller == 32) {
                     if m.message.controller == 0 { bankMSB[m.message.channel] = m.message.value } else {

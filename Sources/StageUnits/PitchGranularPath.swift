@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// The `any`-mode pitch shifter (and the `voice` mode's fallback for unvoiced sound): two
+/// The `any`-mode pitch shifter (and the `voice` mode's fallback at voiced onsets): two
 /// read taps on the input history moving at the pitch ratio, crossfaded with Hann windows.
 ///
 /// Each tap's delay changes by `1 − ratio` per sample, so it reads at `ratio` times the

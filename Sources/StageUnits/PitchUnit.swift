@@ -17,7 +17,10 @@ import Glibc
 /// `voice` (one singer; keeps formants): TD-PSOLA (`VoicePath`) on pitch marks placed one
 /// per period by a YIN detector (`PitchDetector`, 70–1100 Hz) and a peak tracker; grains of
 /// two periods, Hann-windowed, placed at the shifted period. Unvoiced sound (consonants,
-/// breath, noise) goes through the granular path. Below 120 Hz the grain edges shorten to
+/// breath, noise) passes unshifted (delayed by the latency), so an "s" keeps its spectrum
+/// (a shifted noise is still noise, but an octave down it loses everything above 4 kHz and
+/// lisps); the voiced onset before the first grain goes through the granular path, and the
+/// two cross over 5 ms as the detector's voicing changes. Below 120 Hz the grain edges shorten to
 /// fit the latency (flat-topped windows). A pure tone's spectral envelope is the tone
 /// itself, so shifting a sine (a whistle) up an octave in this mode nearly silences it: use
 /// `any` for whistles and instruments.
@@ -90,10 +93,15 @@ struct PitchChannel {
     var voice: VoicePath
     /// Whether `voice.process` is being called (voice mode, or still fading out).
     var voiceAwake = false
+    /// How much of the fallback (what the voice grains leave) is the delayed input rather
+    /// than the granular path: 1 while voice mode hears unvoiced sound, 0 otherwise.
+    var unvoicedShare: Float = 0
+    let unvoicedStep: Float
 
     /// Thread: control.
     init(sampleRate: Double, latency: Int) {
         self.latency = latency
+        unvoicedStep = Float(1 / (0.005 * sampleRate))
         // Longest reach back: voice grains ≤ 3 × latency; granular taps ≤ latency + grain/2
         // + search radius, plus the phase-match window and search; the detector's window.
         let history = max(4 * latency, PitchDetector.historyNeeded(sampleRate: sampleRate))
@@ -120,6 +128,7 @@ struct PitchChannel {
         granular.reset()
         voice.reset()
         voiceAwake = false
+        unvoicedShare = 0
     }
 
     /// Renders `frames` samples. `ratio`, `gain` (PSOLA density compensation, min(1, 1/√ratio)),
@@ -153,11 +162,18 @@ struct PitchChannel {
                     voice.sleep()
                 }
             }
+            let dry = ring[Int((now - delay) & Int64(mask))]
+            let unvoiced: Float = voiceMode && !voice.detector.voiced ? 1 : 0
+            unvoicedShare = unvoiced > unvoicedShare
+                ? min(unvoiced, unvoicedShare + unvoicedStep) : max(unvoiced, unvoicedShare - unvoicedStep)
             var wet = shifted
             if fallback > 0 {
-                wet += fallback * granular.process(ring: ring, mask: mask, now: now, ratio: ratio[i], table: hann)
+                var other = unvoicedShare * dry
+                if unvoicedShare < 1 {
+                    other += (1 - unvoicedShare) * granular.process(ring: ring, mask: mask, now: now, ratio: ratio[i], table: hann)
+                }
+                wet += fallback * other
             }
-            let dry = ring[Int((now - delay) & Int64(mask))]
             output[i] = dry + mix[i] * (wet - dry)
             now += 1
         }

@@ -48,8 +48,9 @@ struct PsolaGrain {
 /// lower voices the rise and fall shorten to `latency − 0.7·period − 13` samples (a
 /// flat-topped window, still complementary at ratio 1): at 80 Hz, 44 % of a period.
 ///
-/// Unvoiced input makes no grains. `fallback` tells the channel how much of the granular
-/// path to add: all of it while no grains play, and 1 − (sum of grain windows) while the
+/// Unvoiced input makes no grains. `fallback` tells the channel how much of the other
+/// path to add (granular at a voiced onset, the delayed input while unvoiced: see
+/// `PitchChannel`): all of it while no grains play, and 1 − (sum of grain windows) while the
 /// first grain of a voiced stretch rises and while the last ones fall, so the handover is
 /// a crossfade by the grains' own windows (exact at ratio 1: both paths are then the same
 /// delay). Between, PSOLA plays alone. The share never rises faster than a 5 ms ramp or

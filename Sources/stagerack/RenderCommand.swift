@@ -16,8 +16,8 @@ enum RenderCommand {
         the first song's rack plays and program changes in the MIDI file switch songs (and
         recall snapshots) exactly as live. The --input file
         is the microphone (any format libsndfile reads; resampled if its rate differs), the
-        MIDI file goes through the rack's MIDI mappings, and the result is written to OUT
-        (.wav float, .flac/.aiff 24-bit, .ogg).
+        MIDI file goes through the rack's MIDI mappings (one hour at most), and the result
+        is written to OUT (.wav 32-bit, .w64/.caf float, .flac/.aiff 24-bit, .ogg).
 
           --output FILE       where to write (required)
           --midi FILE         a Standard MIDI File (type 0 or 1)
@@ -25,7 +25,8 @@ enum RenderCommand {
           --demo              use the built-in demo: a sung phrase and a chord progression
           --duration SECONDS  length (default: the longer of input and MIDI, then until the
                               tails fall under -80 dBFS for 100 ms, 30 s at most)
-          --sample-rate HZ    render rate (default: the input's, else the rack's, else 48000)
+          --sample-rate HZ    render rate (default: the rack's io.sampleRate, else 48000;
+                              the input is resampled to it)
           --block FRAMES      block size, 1…8192 (default 256)
         """
 
@@ -38,25 +39,29 @@ enum RenderCommand {
             throw UsageError(message: "render needs --output FILE")
         }
         let rackPath = a.positional[0]
+        _ = try AudioFileWriter.format(forPath: output)  // before any slow loading
         let block = try a.int("--block", range: 1...8192) ?? 256
         var duration = try a.double("--duration", range: 0.001...86_400)
 
         let setlist = try RackFiles.readSetlist(rackPath)
         let rack = try RackFiles.read(setlist.entries[0].rack, registry: Registry.standard)
+        let rate = try a.double("--sample-rate", range: 8000...384_000) ?? rack.io.sampleRate ?? 48000
         var input: AudioData?
         var midi: StandardMIDIFile?
-        if let path = a.options["--input"] { input = try AudioData.read(path: path) }
-        if let path = a.options["--midi"] { midi = try MIDIFiles.read(path) }
-        var rate = try a.double("--sample-rate", range: 8000...384_000) ?? input?.sampleRate ?? rack.io.sampleRate ?? 48000
+        if let path = a.options["--input"] {
+            let prepared = try RenderInput(file: try AudioData.read(path: path), path: path, rack: rack, rate: rate)
+            for note in prepared.notes { Console.err("info: \(note)") }
+            input = prepared.audio
+        }
+        if let path = a.options["--midi"] {
+            let file = try MIDIFiles.read(path)
+            if file.isTruncated { Console.err("warning: \(path): \(truncationMessage(file))") }
+            midi = file
+        }
         if a.flags.contains("--demo") {
-            rate = try a.double("--sample-rate", range: 8000...384_000) ?? 48000
             if input == nil { input = DemoMaterial.voice(sampleRate: rate) }
             if midi == nil { midi = DemoMaterial.song() }
             if duration == nil { duration = DemoMaterial.seconds }
-        }
-        if let i = input, i.sampleRate != rate {
-            Console.err("resampling \(a.options["--input"] ?? "input") from \(formatNumber(i.sampleRate)) Hz to \(formatNumber(rate)) Hz")
-            input = try i.resampled(to: rate)
         }
         let options = GraphCompiler.Options(sampleRate: rate, maxFrames: block, hostInputChannels: max(input?.channels.count ?? 1, 1))
         let plan = try GraphCompiler(registry: Registry.standard).compile(rack, options: options)
@@ -78,6 +83,9 @@ enum RenderCommand {
             frames = renderer.contentFrames(input: input, midi: midi) + plan.latencyFrames
             tail = 30
             guard frames > plan.latencyFrames else {
+                if let path = a.options["--input"] {
+                    throw AudioFileError(path: path, message: "holds no audio frames (give --duration to render the rack anyway)")
+                }
                 throw UsageError(message: "nothing to render: give --input, --midi, --duration or --demo")
             }
         }
@@ -109,5 +117,12 @@ enum RenderCommand {
             Console.err("note: the output limiter held \(counted(summary.safety.limitedSamples, "sample")) under -0.3 dBFS")
         }
         return 0
+    }
+
+    /// Why a MIDI file was cut at `StandardMIDIFile.maximumSeconds`.
+    static func truncationMessage(_ file: StandardMIDIFile) -> String {
+        let claimed = file.claimedDuration < 1e12 ? String(Int(file.claimedDuration.rounded())) : "\(file.claimedDuration)"
+        return "its time division and delta times put its last event at \(claimed) s; "
+            + "render plays the first \(formatNumber(StandardMIDIFile.maximumSeconds / 60)) minutes of a MIDI file and drops the rest"
     }
 }

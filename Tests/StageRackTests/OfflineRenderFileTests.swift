@@ -80,4 +80,28 @@ final class OfflineRenderFileTests: XCTestCase {
         XCTAssertThrowsError(try AudioFileWriter(path: Fixtures.temporaryPath("x.mp9"), channels: 2, sampleRate: 48000, maxFrames: 64))
         XCTAssertThrowsError(try AudioData.read(path: "/nonexistent.wav")) { XCTAssertTrue("\($0)".contains("/nonexistent.wav")) }
     }
+
+    /// 12,000 CC7 messages on one tick (more than the engine's queue holds), the last one 0:
+    /// every message arrives, so the gain ends at −30 dB. The render splits the block
+    /// instead of dropping what does not fit.
+    func testDenseMIDIIsNotDropped() throws {
+        var track: [UInt8] = []
+        for i in 0..<12000 {
+            track += [0x00, 0xB0, 7, UInt8(i == 11999 ? 0 : 127 - i % 64)]
+        }
+        track += [0x00, 0xFF, 0x2F, 0]
+        let length = track.count
+        let bytes = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8)
+            + [UInt8(length >> 24), UInt8(length >> 16 & 255), UInt8(length >> 8 & 255), UInt8(length & 255)] + track
+        let midi = try StandardMIDIFile(bytes: bytes)
+        XCTAssertEqual(midi.messages.count, 12000)
+        let tone = Measure.sine(frequency: 500, frames: 24000, amplitude: 0.5)
+        let renderer = OfflineRenderer(plan: try RackBuilding.plan(rack, maxFrames: 256))
+        var left: [Float] = []
+        renderer.render(input: AudioData(channels: [tone], sampleRate: 48000), midi: midi, frames: 24000, blockSize: 256) { bus, n in
+            left += Array(UnsafeBufferPointer(start: bus[0], count: n))
+        }
+        XCTAssertEqual(left.count, 24000)
+        XCTAssertEqual(Measure.peak(left[12000...]), 0.5 * powf(10, -30.0 / 20), accuracy: 0.002)
+    }
 }

@@ -226,6 +226,37 @@ final class PitchTests: XCTestCase {
         XCTAssertGreaterThan(abs(Measure.cents(PitchMeasure.fundamental(off[...]), from: 330)), 5)
     }
 
+    // MARK: Consonants
+
+    /// An "s" between two vowels: white noise band-passed to 4.5–11 kHz, at a level like
+    /// the vowels'. Voice mode passes unvoiced sound with its spectrum intact (shifted
+    /// granularly an octave down, it lost 13.6 dB above 4 kHz and the voice lisped): the
+    /// energy above 4 kHz in the middle of the "s" stays within 2 dB of the input's, for
+    /// shifts up and down, and the vowels are still shifted.
+    func testSibilantsKeepTheirSpectrumInVoiceMode() throws {
+        let vowelFrames = 24000
+        let sFrames = 14400
+        let hiss = ReverbMeasure.bandpass(PitchMeasure.noise(frames: sFrames, amplitude: 0.9), low: 4500, high: 11000)
+            .map { Float($0) }
+        let input = PitchMeasure.vowel(f0: 140, frames: vowelFrames) + hiss + PitchMeasure.vowel(f0: 140, frames: vowelFrames)
+        func highEnergy(_ x: ArraySlice<Float>) -> Double {
+            ReverbMeasure.bandpass(Array(x), low: 4000, high: 20000).dropFirst(960).reduce(0) { $0 + $1 * $1 }
+        }
+        // The middle of the "s": 40 ms in from each edge (latency, voicing decisions, ramps).
+        let start = vowelFrames + 1920
+        let end = vowelFrames + sFrames - 1920
+        let reference = highEnergy(input[(start - 960)..<end])
+        for cents: Float in [-1200, -700, 700, 1200] {
+            let (out, latency) = try render(input, mode: "voice", pitch: cents)
+            let measured = highEnergy(out[(start - 960 + latency)..<(end + latency)])
+            let difference = 10 * log10(measured / reference)
+            print("pitch sibilant voice \(cents): energy above 4 kHz \(difference) dB")
+            XCTAssertEqual(difference, 0, accuracy: 2, "voice \(cents)")
+            let vowelPitch = PitchMeasure.fundamental(out[(vowelFrames / 2)..<(vowelFrames - 2000)])
+            XCTAssertEqual(Measure.cents(vowelPitch, from: 140), Double(cents), accuracy: 15, "voice \(cents): vowel")
+        }
+    }
+
     // MARK: Formants
 
     func testVoiceModeKeepsFormants() throws {

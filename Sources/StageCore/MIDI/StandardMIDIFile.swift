@@ -1,6 +1,8 @@
 /// A Standard MIDI File (type 0 or 1) read into one time-ordered list of messages with
 /// times in seconds, tempo map applied. SysEx and meta events other than tempo are
-/// skipped; running status is honoured. Thread: control.
+/// skipped; running status is honoured. The time division must be one the standard
+/// defines (PPQ ≥ 1, or SMPTE 24/25/29.97/30 fps with ≥ 1 tick a frame); a file claiming
+/// more than `maximumSeconds` is cut there (`isTruncated` says so). Thread: control.
 public struct StandardMIDIFile: Sendable {
     public struct TimedMessage: Sendable, Equatable {
         public var seconds: Double
@@ -21,12 +23,22 @@ public struct StandardMIDIFile: Sendable {
         public var description: String { "byte \(offset): \(message)" }
     }
 
+    /// The longest a MIDI file may run: events later than this are dropped and `duration`
+    /// stops here (a broken or hostile division or delta time can claim years). One hour.
+    public static let maximumSeconds: Double = 3600
+
     public var format: Int
     public var trackCount: Int
-    /// All channel messages of all tracks, ordered by time (then track, then file order).
+    /// All channel messages of all tracks, ordered by time (then track, then file order),
+    /// none later than `maximumSeconds`.
     public var messages: [TimedMessage]
-    /// Time of the last event of any kind (end-of-track included), in seconds.
+    /// Time of the last event of any kind (end-of-track included), in seconds, at most
+    /// `maximumSeconds`.
     public var duration: Double
+    /// Time of the last event as the file's division and delta times claim it, uncapped.
+    public var claimedDuration: Double
+    /// Whether the file claims more than `maximumSeconds` (its later events are dropped).
+    public var isTruncated: Bool { claimedDuration > Self.maximumSeconds }
 
     /// A sequence made in code (demos, tests): messages must be in time order.
     public init(messages: [TimedMessage], duration: Double) {
@@ -34,9 +46,10 @@ public struct StandardMIDIFile: Sendable {
         trackCount = 1
         self.messages = messages
         self.duration = duration
+        claimedDuration = duration
     }
 
-    /// Parses the bytes of a .mid file.
+    /// Parses the bytes of a .mid file, in time linear in its size (plus one sort).
     public init(bytes: [UInt8]) throws(FormatError) {
         var r = Reader(bytes: bytes)
         guard try r.fourCC() == "MThd" else { throw FormatError(offset: 0, message: "not a Standard MIDI File (no MThd header)") }
@@ -44,95 +57,83 @@ public struct StandardMIDIFile: Sendable {
         guard headerLength >= 6 else { throw FormatError(offset: 4, message: "MThd header too short") }
         format = Int(try r.u16())
         trackCount = Int(try r.u16())
-        let division = try r.u16()
+        let clock = try TickClock(division: try r.u16())
         try r.skip(headerLength - 6)
         guard format <= 1 else {
             throw FormatError(offset: 8, message: "type \(format) MIDI files are not supported (types 0 and 1 are)")
         }
+        var events = EventList()
+        for track in 0..<trackCount { try Self.readTrack(&r, track: track, into: &events) }
+        events.sort()
 
-        // Raw events with tick times.
-        var raw: [(tick: Int, order: Int, track: Int, message: MIDIMessage)] = []
-        var tempos: [(tick: Int, microsPerQuarter: Int)] = []
-        var lastTick = 0
-        var order = 0
-        for track in 0..<trackCount {
-            let chunkStart = r.position
-            // Skip unknown chunks between tracks.
-            var id = try r.fourCC()
-            while id != "MTrk" {
-                try r.skip(Int(try r.u32()))
-                id = try r.fourCC()
-            }
-            let length = Int(try r.u32())
-            let end = r.position + length
-            guard end <= bytes.count else {
-                throw FormatError(offset: chunkStart, message: "track \(track + 1) claims \(length) bytes but the file ends first")
-            }
-            var tick = 0
-            var runningStatus: UInt8 = 0
-            while r.position < end {
-                tick += try r.variableLength()
-                var status = try r.u8()
-                if status < 0x80 {
-                    guard runningStatus != 0 else {
-                        throw FormatError(offset: r.position - 1, message: "data byte with no running status")
-                    }
-                    r.position -= 1
-                    status = runningStatus
-                }
-                switch status {
-                case 0xFF:
-                    let type = try r.u8()
-                    let len = try r.variableLength()
-                    if type == 0x51 && len == 3 {
-                        let t = Int(try r.u8()) << 16 | Int(try r.u8()) << 8 | Int(try r.u8())
-                        tempos.append((tick, max(t, 1)))
-                    } else {
-                        try r.skip(len)
-                    }
-                    if type == 0x2F { r.position = end }
-                case 0xF0, 0xF7:
-                    try r.skip(try r.variableLength())
-                    runningStatus = 0
-                default:
-                    runningStatus = status
-                    let d1 = try r.u8()
-                    let kind = status & 0xF0
-                    let d2: UInt8 = (kind == 0xC0 || kind == 0xD0) ? 0 : try r.u8()
-                    raw.append((tick, order, track, MIDIMessage(status: status, data1: d1, data2: d2)))
-                    order += 1
-                }
-            }
-            r.position = end
-            lastTick = max(lastTick, tick)
+        // Ticks to seconds: one pass over the sorted events, advancing through the tempo map.
+        var cursor = clock.start(tempos: events.tempos)
+        messages = []
+        messages.reserveCapacity(events.channel.count)
+        for e in events.channel {
+            let seconds = cursor.seconds(at: e.tick)
+            if seconds > Self.maximumSeconds { break }
+            messages.append(TimedMessage(seconds: seconds, message: e.message, track: Int(e.track)))
         }
+        claimedDuration = cursor.seconds(at: max(events.lastTick, events.channel.last?.tick ?? 0))
+        duration = min(claimedDuration, Self.maximumSeconds)
+    }
 
-        // Ticks to seconds through the tempo map (shared by all tracks).
-        let secondsAt: (Int) -> Double
-        if division & 0x8000 != 0 {
-            let fps = Double(256 - Int(division >> 8))
-            let ticksPerFrame = Double(division & 0xFF)
-            let fpsExact = fps == 29 ? 29.97 : fps
-            secondsAt = { Double($0) / (fpsExact * ticksPerFrame) }
-        } else {
-            let ppq = Double(max(division, 1))
-            let map = tempos.sorted { $0.tick < $1.tick }
-            secondsAt = { tick in
-                var seconds = 0.0
-                var lastTick = 0
-                var micros = 500_000.0
-                for t in map {
-                    if t.tick >= tick { break }
-                    seconds += Double(t.tick - lastTick) / ppq * micros / 1e6
-                    lastTick = t.tick
-                    micros = Double(t.microsPerQuarter)
+    /// Reads one `MTrk` chunk (skipping unknown chunks before it) into `events`.
+    static func readTrack(_ r: inout Reader, track: Int, into events: inout EventList) throws(FormatError) {
+        let chunkStart = r.position
+        var id = try r.fourCC()
+        while id != "MTrk" {
+            try r.skip(Int(try r.u32()))
+            id = try r.fourCC()
+        }
+        let length = Int(try r.u32())
+        let end = r.position + length
+        guard end <= r.bytes.count else {
+            throw FormatError(offset: chunkStart, message: "track \(track + 1) claims \(length) bytes but the file ends first")
+        }
+        var tick = 0
+        var runningStatus: UInt8 = 0
+        while r.position < end {
+            tick += try r.variableLength()
+            var status = try r.u8()
+            if status < 0x80 {
+                guard runningStatus != 0 else {
+                    throw FormatError(offset: r.position - 1, message: "data byte with no running status")
                 }
-                return seconds + Double(tick - lastTick) / ppq * micros / 1e6
+                r.position -= 1
+                status = runningStatus
+            }
+            switch status {
+            case 0xFF:
+                let type = try r.u8()
+                let len = try r.variableLength()
+                if type == 0x51 && len == 3 {
+                    let t = Int(try r.u8()) << 16 | Int(try r.u8()) << 8 | Int(try r.u8())
+                    events.tempos.append(TempoChange(tick: tick, microsPerQuarter: max(t, 1)))
+                } else {
+                    try r.skip(len)
+                }
+                if type == 0x2F { r.position = end }
+            case 0xF0, 0xF7:
+                try r.skip(try r.variableLength())
+                runningStatus = 0
+            case 0xF1...0xFE:
+                throw FormatError(
+                    offset: r.position - 1,
+                    message: "status byte 0x\(String(status, radix: 16, uppercase: true)) has no place in a MIDI file track")
+            default:
+                runningStatus = status
+                let d1 = try r.u8()
+                let kind = status & 0xF0
+                let d2: UInt8 = (kind == 0xC0 || kind == 0xD0) ? 0 : try r.u8()
+                events.channel.append(
+                    ChannelEvent(tick: tick, order: events.channel.count, track: Int32(track),
+                                 message: MIDIMessage(status: status, data1: d1, data2: d2)))
             }
         }
-        raw.sort { ($0.tick, $0.order) < ($1.tick, $1.order) }
-        messages = raw.map { TimedMessage(seconds: secondsAt($0.tick), message: $0.message, track: $0.track) }
-        duration = secondsAt(lastTick)
+        r.position = end
+        events.lastTick = max(events.lastTick, tick)
     }
 
     struct Reader {
