@@ -5,7 +5,8 @@ public enum StandardUnits {
     public static var types: [any UnitType] {
         [
             InputUnitType(), OutputUnitType(), GainUnitType(), MixerUnitType(),
-            DelayUnitType(), ReverbUnitType(), PitchUnitType(),
+            DelayUnitType(), ReverbUnitType(), PitchUnitType(), EQUnitType(), DynamicsUnitType(),
+            DeEsserUnitType(),
         ]
     }
 }

@@ -12,7 +12,8 @@ import Glibc
 ///   stagerack-bench [RACK] [--block FRAMES] [--seconds S] [--chains N]
 ///   stagerack-bench --switches
 ///
-/// Renders RACK (default racks/default.json) three ways on the same input, in one run:
+/// Renders RACK (default Benchmarks/default-rack-baseline.json, the frozen baseline: the
+/// default rack as it was before the vocal strip) three ways on the same input, in one run:
 /// the full engine; the same units called directly in plan order (no event queue, no
 /// parameter smoothing, no adapters); and the direct calls timed one unit at a time.
 /// Engine overhead = engine − direct. Prints real-time factor and ns per frame per unit.
@@ -23,7 +24,7 @@ func argument(_ name: String) -> String? {
     return a[i + 1]
 }
 
-var rackPath = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("--") && Double($0) == nil } ?? "racks/default.json"
+var rackPath = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("--") && Double($0) == nil } ?? "Benchmarks/default-rack-baseline.json"
 // --chains N: a generated rack with N vocal chains (pitch → delay → reverb) in parallel.
 if let n = Int(argument("--chains") ?? ""), n > 0 {
     var units = [#""mic": { "type": "input" }"#, #""out": { "type": "output" }"#, "\"mix\": { \"type\": \"mixer\", \"inputs\": \(n) }"]

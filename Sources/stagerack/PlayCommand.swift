@@ -137,7 +137,7 @@ final class LiveSession {
             let input = try MIDIInput(
                 options: .init(patterns: rack.midi.connect, monitor: true), mapper: MIDIMapper(plan: plan, presetsByDefault: true),
                 events: player.events, clock: blockTimedMIDI ? nil : player.clock)
-            input.router.onAction = { switcher.wakeUp() }  // program changes wake the control thread
+            input.router.onAction = { [weak switcher] in switcher?.wakeUp() }  // program changes wake the control thread
             try input.start()
             midi = input
             Log.info("MIDI: \(input.inputName) listening\(rack.midi.connect.isEmpty ? " (every hardware port)" : " (\(rack.midi.connect.joined(separator: ", ")))")")

@@ -1,5 +1,9 @@
 import StageCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `stagerack units`: every unit type with its settings and parameters.
 enum UnitsCommand {
     static let help = """
@@ -18,11 +22,14 @@ enum UnitsCommand {
             }
             types = [t]
         }
+        // Collected and written with one write(2) call: into a pipe that is one atomic
+        // write, so `stagerack units | grep -q` does not see the command die of SIGPIPE halfway.
+        var lines: [String] = []
         for (i, t) in types.enumerated() {
-            if i > 0 { Console.out("") }
-            Console.out("\(t.name): \(t.summary)")
+            if i > 0 { lines.append("") }
+            lines.append("\(t.name): \(t.summary)")
             for s in t.settings {
-                Console.out("  setting \(s.key): \(s.kind.summary)\(s.required ? " (required)" : "") - \(s.help)")
+                lines.append("  setting \(s.key): \(s.kind.summary)\(s.required ? " (required)" : "") - \(s.help)")
             }
             for p in t.parameters(UnitSettings()) {
                 var line = "  \(p.id): "
@@ -35,8 +42,15 @@ enum UnitsCommand {
                     line += "\(formatNumber(p.range.lowerBound))…\(formatNumber(p.range.upperBound))\(u), default \(formatNumber(p.defaultValue))"
                 }
                 if !p.help.isEmpty { line += " - \(p.help)" }
-                Console.out(line)
+                lines.append(line)
             }
+        }
+        var bytes = Array((lines.joined(separator: "\n") + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { write(1, $0.baseAddress! + offset, $0.count - offset) }
+            if n <= 0 { break }
+            offset += n
         }
         return 0
     }

@@ -248,14 +248,11 @@ public final class PCMStream: @unchecked Sendable {
     }
 
     /// Frames waiting (capture) or free (playback), or the error. Thread: audio.
-    /// False for alsa-lib's `file` and `null` plugins: they take and give frames at once,
-    /// with no clock behind them (a `file` plugin over real hardware keeps time: its slave's).
+    /// False when the device's chain of plugins ends in alsa-lib's `null` plugin (`null`
+    /// itself, or a `file` or `plug` over it): it takes and gives frames at once, with no
+    /// clock behind it. A `file` plugin over real hardware keeps its slave's time.
     public var keepsTime: Bool {
-        switch snd_pcm_type(pcm) {
-        case SND_PCM_TYPE_NULL: return false
-        case SND_PCM_TYPE_FILE: return !dumpText.contains("Null PCM")
-        default: return true
-        }
+        snd_pcm_type(pcm) != SND_PCM_TYPE_NULL && !dumpText.contains("Null PCM")
     }
 
     /// alsa-lib's description of the PCM and its slaves (`snd_pcm_dump`).

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Channel-strip benchmark: the `eq`, `dynamics` and `deesser` units and the whole strip
+# (eq -> dynamics -> deesser) against C -O2 builds of the same algorithms (ref_strip.c) and
+# against sox (`highpass` + `equalizer` x3 + `treble` for the EQ, `compand` for the
+# compressor; sox has no de-esser), in instruction counts (callgrind), side by side in one run.
+#
+#   Benchmarks/strip/run.sh [SECONDS]      (default 60 s of a voice-like signal, mono 48 kHz)
+#
+# Instruction counts are net: each contestant's count minus the count of the same program
+# doing everything but the work (`strip-bench none`, `sox in out`). valgrind 3.19 rejects
+# the release binary's debug info, so callgrind counts a copy made with
+# `objcopy --strip-debug` (PEERS.md). Also prints thread-CPU ns per sample (medians of
+# interleaved rounds) for the units against C. Ratios are the figures to read.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SECONDS_OF_INPUT=${1:-60}
+OUT=.build/bench-strip
+mkdir -p "$OUT"
+
+echo "== build" >&2
+swift build -c release --target StageUnits >&2
+BIN=$(swift build -c release --show-bin-path)
+gcc -O2 -c Benchmarks/strip/ref_strip.c -o "$OUT/ref_strip.o"
+swiftc -O -wmo -module-name StripBench -I "$BIN/Modules" \
+    -import-objc-header Benchmarks/strip/ref_strip.h \
+    Benchmarks/strip/StripBench.swift "$OUT/ref_strip.o" \
+    "$BIN"/StageCore.build/*.o "$BIN"/StageUnits.build/*.o \
+    -o "$OUT/strip-bench"
+objcopy --strip-debug "$OUT/strip-bench" "$OUT/strip-bench-nodebug"
+
+# Instructions of one command (callgrind's total Ir).
+instr() {
+    local f="$OUT/cg.out"
+    valgrind --tool=callgrind --callgrind-out-file="$f" "$@" >/dev/null 2>&1
+    awk '/^summary:/ {print $2}' "$f"
+}
+
+B="$OUT/strip-bench-nodebug"
+N=$((SECONDS_OF_INPUT * 48000))
+base=$(instr "$B" none eq "$SECONDS_OF_INPUT")
+"$B" write "$OUT/voice.raw" "$SECONDS_OF_INPUT"
+sox -t raw -r 48000 -e floating-point -b 32 -c 1 "$OUT/voice.raw" "$OUT/voice.wav"
+soxbase=$(instr sox "$OUT/voice.wav" "$OUT/copy.wav")
+SOX_EQ="highpass 90 equalizer 300 1.0q -3 equalizer 1000 1.0q 2 equalizer 3000 1.0q 3 treble 2 10000"
+SOX_COMP="compand 0.01,0.15 6:-70,-70,-20,-20,0,-13.33 0 -90 0"
+
+echo "== instructions per sample (callgrind, net of set-up / file copy), $SECONDS_OF_INPUT s"
+printf '%-9s %10s %10s %10s %12s %12s\n' unit swift c sox swift/c swift/sox
+for u in eq dynamics deesser strip; do
+    s=$(( ($(instr "$B" swift "$u" "$SECONDS_OF_INPUT") - base) ))
+    c=$(( ($(instr "$B" c "$u" "$SECONDS_OF_INPUT") - base) ))
+    case $u in
+        eq) sx=$(( $(instr sox "$OUT/voice.wav" "$OUT/o.wav" $SOX_EQ) - soxbase )) ;;
+        dynamics) sx=$(( $(instr sox "$OUT/voice.wav" "$OUT/o.wav" $SOX_COMP) - soxbase )) ;;
+        strip) sx=$(( $(instr sox "$OUT/voice.wav" "$OUT/o.wav" $SOX_EQ $SOX_COMP) - soxbase )) ;;
+        *) sx=0 ;;
+    esac
+    awk -v u="$u" -v s="$s" -v c="$c" -v x="$sx" -v n="$N" 'BEGIN {
+        printf "%-9s %10.1f %10.1f %10s %12.2f %12s\n", u, s / n, c / n, (x > 0 ? sprintf("%.1f", x / n) : "-"), s / c, (x > 0 ? sprintf("%.2f", s / x) : "-")
+    }'
+done
+rm -f "$OUT/o.wav" "$OUT/copy.wav"
+
+echo
+echo "== thread CPU, ns per sample (medians of interleaved rounds)"
+for u in eq dynamics deesser strip; do "$OUT/strip-bench" time "$u" 10 9; done
