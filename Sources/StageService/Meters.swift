@@ -30,12 +30,14 @@ public struct StatusRecord: Sendable, Equatable {
     /// and events that came after their frame had been rendered (played at the next block).
     public var midiLost = 0
     public var midiLate = 0
+    /// Units' read-only meters: gain reduction in dB by unit id (`comp` 3.2).
+    public var gainReduction: [(unit: String, dB: Float)] = []
 
     public init(
         rackName: String, rackFile: String = "", snapshot: String? = nil, peakIn: Float?, peakOut: Float, load: Float,
         xruns: Int = 0, lastXrun: (side: String, code: Int)? = nil, midiMessages: Int? = nil, lastMIDI: String? = nil,
         seconds: Double = 0,
-        realtime: Bool = false, midiLost: Int = 0, midiLate: Int = 0
+        realtime: Bool = false, midiLost: Int = 0, midiLate: Int = 0, gainReduction: [(unit: String, dB: Float)] = []
     ) {
         self.rackName = rackName
         self.rackFile = rackFile
@@ -51,6 +53,7 @@ public struct StatusRecord: Sendable, Equatable {
         self.realtime = realtime
         self.midiLost = midiLost
         self.midiLate = midiLate
+        self.gainReduction = gainReduction
     }
 
     public static func == (a: StatusRecord, b: StatusRecord) -> Bool {
@@ -58,6 +61,7 @@ public struct StatusRecord: Sendable, Equatable {
             && a.peakOut == b.peakOut && a.load == b.load && a.xruns == b.xruns && a.lastXrun?.side == b.lastXrun?.side
             && a.lastXrun?.code == b.lastXrun?.code && a.midiMessages == b.midiMessages && a.lastMIDI == b.lastMIDI && a.seconds == b.seconds
             && a.realtime == b.realtime && a.midiLost == b.midiLost && a.midiLate == b.midiLate
+            && a.gainReduction.map(\.unit) == b.gainReduction.map(\.unit) && a.gainReduction.map(\.dB) == b.gainReduction.map(\.dB)
     }
 }
 
@@ -79,6 +83,7 @@ public func statusLine(_ r: StatusRecord) -> String {
     s += " | midi \(r.midiMessages.map(String.init) ?? "off")"
     if let m = r.lastMIDI { s += " (last: \(m))" }
     s += midiTroubleText(r)
+    if !r.gainReduction.isEmpty { s += " | " + gainReductionText(r) }
     return s
 }
 
@@ -88,6 +93,11 @@ func midiTroubleText(_ r: StatusRecord) -> String {
     if r.midiLost > 0 { parts.append("lost \(r.midiLost)") }
     if r.midiLate > 0 { parts.append("late \(r.midiLate)") }
     return parts.isEmpty ? "" : " | MIDI " + parts.joined(separator: ", ")
+}
+
+/// `GR comp 3.2 dB, ess 0.0 dB`: each dynamics unit's gain reduction. Thread: any.
+public func gainReductionText(_ r: StatusRecord) -> String {
+    "GR " + r.gainReduction.map { "\($0.unit) \(formatNumber((Double($0.dB) * 10).rounded() / 10)) dB" }.joined(separator: ", ")
 }
 
 /// The `--meters` view: a few lines with bars, redrawn in place on a terminal.
@@ -143,6 +153,7 @@ public struct MeterView: Sendable {
         last += "   MIDI: \(r.midiMessages.map { "\(counted($0, "message")), last: \(r.lastMIDI ?? "-")" } ?? "off")"
         last += midiTroubleText(r)
         out.append(fit(last))
+        if !r.gainReduction.isEmpty { out.append(fit(gainReductionText(r))) }
         return out
     }
 

@@ -226,6 +226,7 @@ final class LiveSession {
                 status.midiMessages = midiInput?.messagesReceived
                 status.midiLost = (midiInput.map { $0.engineEventsDropped + $0.router.actionsDropped + $0.inputOverruns } ?? 0)
                 status.midiLate = player.eventsLate.load(ordering: .relaxed)
+                status.gainReduction = switcher.unitMeters.map { ($0.unitID, $0.value) }
                 status.snapshot = recalled.get()
                 status.update(live.status(), hasCapture: capture != nil)
             }

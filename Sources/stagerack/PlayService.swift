@@ -171,6 +171,8 @@ final class StatusView {
     /// MIDI events lost and late since start (a warning line when the lost count grows).
     var midiLost = 0
     var midiLate = 0
+    /// The playing rack's gain-reduction meters (dB by unit id).
+    var gainReduction: [(unit: String, dB: Float)] = []
     private var loggedLost = 0
     var framesBefore = 0 {
         didSet { loggedXruns = 0 }
@@ -194,7 +196,7 @@ final class StatusView {
         StatusRecord(
             rackName: song.name, rackFile: song.file, snapshot: snapshot, peakIn: s.peakIn, peakOut: s.peakOut, load: s.load, xruns: s.xruns,
             lastXrun: s.lastXrun, midiMessages: midiMessages, lastMIDI: lastMIDI, seconds: Double(framesBefore + s.frames) / rate,
-            realtime: realtime, midiLost: midiLost, midiLate: midiLate)
+            realtime: realtime, midiLost: midiLost, midiLate: midiLate, gainReduction: gainReduction)
     }
 
     /// Called after each wait of the control loop with a fresh status.

@@ -113,6 +113,19 @@ final class MeterViewTests: XCTestCase {
         XCTAssertEqual(statusLine(r), "load 4% | xruns 0 | out -inf dBFS | midi 3 (last: cc 7 = 100)", "no capture: no input level")
     }
 
+    /// Lost and late MIDI and the dynamics units' gain reduction show when there is some.
+    func testMIDITroubleAndGainReductionShow() {
+        var r = recorded[3]
+        r.midiLost = 3
+        r.midiLate = 1
+        r.gainReduction = [("comp", 3.24), ("ess", 0)]
+        XCTAssertEqual(
+            statusLine(r), "load 6% | xruns 0 | in -6.0 dBFS | out -12.0 dBFS | midi off | MIDI lost 3, late 1 | GR comp 3.2 dB, ess 0 dB")
+        let lines = MeterView(width: 100).lines(r)
+        XCTAssertEqual(lines.last, "GR comp 3.2 dB, ess 0 dB")
+        XCTAssertTrue(lines[4].hasSuffix("| MIDI lost 3, late 1"), lines[4])
+    }
+
     func testRedrawSequences() {
         XCTAssertEqual(MeterView.draw(["a", "b"], replacing: 0), "\r\u{1B}[2Ka\n\u{1B}[2Kb\n\u{1B}[J")
         XCTAssertEqual(MeterView.draw(["a"], replacing: 2), "\u{1B}[2F\u{1B}[2Ka\n\u{1B}[J", "back to the first old line, rewrite, clear the rest")

@@ -69,5 +69,12 @@ reload_storm() {
 }
 check "play: a storm of SIGHUP reloads, one owner per queue, a broken reload is a warning" reload_storm
 
+gain_reduction() {
+  local out
+  out=$("$BIN" play racks/default.json --playback live_out --capture live_in --duration 2.5 --status --no-config 2>&1) || return 1
+  grep -q '^status: .* | GR [a-z]* [0-9.]* dB' <<<"$out" || { echo "$out" | tail -5; return 1; }
+}
+check "play --status: the default rack's compressor and de-esser show their gain reduction" gain_reduction
+
 echo "$passed passed, $failed failed"
 test $failed -eq 0

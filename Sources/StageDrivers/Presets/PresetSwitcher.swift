@@ -48,6 +48,11 @@ public final class PresetSwitcher: @unchecked Sendable {
     public let requestsCoalesced = Atomic<Int>(0)
     /// Where failed loads are reported (default: `log`). Thread: the switcher's.
     public var warn: (@Sendable (String) -> Void)?
+    /// The read-only meters (gain reduction) of the rack playing, by unit id: a mailbox the
+    /// control thread fills at each switch, the main thread reads for `--status`/`--meters`
+    /// (each value is a relaxed atomic the unit stores once per block). Thread: any.
+    public var unitMeters: [UnitMeterReading] { meterList.withLock { $0 } }
+    let meterList = Mutex<[UnitMeterReading]>([])
     /// The plan most recently handed to the player. Thread: the switcher's thread.
     public private(set) var currentPlan: RenderPlan
     /// The mapper of `currentPlan`, for the thread that maps MIDI (offline).
@@ -81,6 +86,7 @@ public final class PresetSwitcher: @unchecked Sendable {
         self.player = player
         self.index = Atomic(index)
         currentPlan = firstPlan
+        meterList.withLock { $0 = UnitMeterReading.all(in: firstPlan) }
         mapper = MIDIMapper(plan: firstPlan, presetsByDefault: true)
         self.registry = registry
         self.options = options
@@ -213,6 +219,7 @@ public final class PresetSwitcher: @unchecked Sendable {
             }
             self.index.store(index, ordering: .releasing)
             currentPlan = plan
+            meterList.withLock { $0 = UnitMeterReading.all(in: plan) }
             mapper = MIDIMapper(plan: plan, presetsByDefault: true)
             loadsCompleted.add(1, ordering: .relaxed)
             let ms = Double(monotonicNanoseconds() - started) / 1e6
@@ -222,6 +229,21 @@ public final class PresetSwitcher: @unchecked Sendable {
         } catch {
             (warn ?? log)("cannot switch to \(entry.name); the current rack keeps playing:\n" + error.diagnostics.map { "  \($0)" }.joined(separator: "\n"))
             return false
+        }
+    }
+}
+
+/// A unit's read-only meter, as the main thread reads it. Thread: any (the unit stores its
+/// value atomically).
+public struct UnitMeterReading: @unchecked Sendable {
+    public let unitID: String
+    public let meter: any UnitMeter
+    public var value: Float { meter.meterValue }
+
+    /// Every unit of `plan` with a meter, in the plan's order.
+    static func all(in plan: RenderPlan) -> [UnitMeterReading] {
+        plan.units.indices.compactMap { u in
+            (plan.units[u] as? any UnitMeter).map { UnitMeterReading(unitID: plan.unitIDs[u], meter: $0) }
         }
     }
 }
