@@ -56,10 +56,7 @@ tsan:
 # the live scenario, the MIDI layer, and live MIDI timing (a report). A VM that cannot boot
 # is a failure.
 e2e:
-	Tests/e2e/prepare-vm.sh
-	E2E_SKIP_BUILD=1 Tests/e2e/scenario.sh
-	E2E_SKIP_BUILD=1 Tests/e2e/midi.sh
-	E2E_SKIP_BUILD=1 Tests/e2e/timing.sh
+	Tests/e2e/all.sh
 
 # Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of the rack/setlist reader, the
 # MIDI file reader, the MIDI byte parser and audio-file input: FUZZ_SECONDS (20) each.

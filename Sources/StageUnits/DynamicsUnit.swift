@@ -47,6 +47,8 @@ import StageCore
 public struct DynamicsUnitType: UnitType {
     public init() {}
     public var name: String { "dynamics" }
+    /// `headRoom` is Apple's way of giving a ratio (ratio = −threshold / headRoom).
+    public var exclusiveParameters: [[String]] { [["ratio", "headRoom"]] }
     public var summary: String {
         "compressor and expander/gate, RMS detector (Apple DynamicsProcessor names; channels follow the input, linked)"
     }

@@ -196,6 +196,7 @@ public struct RackReader {
             var values: [ParameterValueDescription] = []
             if let p = m.value["params"], settingsOK {
                 values = readParams(p.value, type.parameters(settings), path: "\(path).params", &ctx)
+                checkExclusive(p.value, type.exclusiveParameters, path: "\(path).params", &ctx)
             } else if let p = m.value["params"], p.value.members == nil {
                 ctx.report(p.value.location, "\(path).params", "must be an object of parameter values")
             }
@@ -229,6 +230,17 @@ public struct RackReader {
             return true
         case .custom:
             return true
+        }
+    }
+
+    /// At most one parameter of each exclusive group set; the second one named is the error.
+    private func checkExclusive(_ node: JSONNode, _ groups: [[String]], path: String, _ ctx: inout Context) {
+        guard let members = node.members else { return }
+        for group in groups {
+            let set = members.filter { group.contains($0.key) }
+            guard set.count > 1 else { continue }
+            let names = set.map { "\"\($0.key)\"" }.joined(separator: " and ")
+            ctx.report(set[1].keyLocation, "\(path).\(set[1].key)", "\(names) say the same thing: set one of them")
         }
     }
 

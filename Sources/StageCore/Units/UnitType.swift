@@ -132,6 +132,9 @@ public protocol UnitType: Sendable {
     func layout(_ settings: UnitSettings, _ context: UnitBuildContext) -> BusLayout
     /// Checks settings beyond their kinds (ranges that depend on each other, syntax).
     func check(_ settings: UnitSettings) -> [SettingProblem]
+    /// Groups of parameters of which a rack's `params` may set at most one (two ways of
+    /// saying the same thing, such as the dynamics unit's `ratio` and `headRoom`).
+    var exclusiveParameters: [[String]] { get }
     /// Makes a unit. Thread: control. May load files (SoundFonts) and throw.
     func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit
 }
@@ -141,6 +144,7 @@ extension UnitType {
     public var settings: [SettingSpec] { [] }
     public var receivesMIDI: Bool { false }
     public func check(_ settings: UnitSettings) -> [SettingProblem] { [] }
+    public var exclusiveParameters: [[String]] { [] }
 }
 
 /// The unit types a program knows, by name. Thread: any.
