@@ -6,23 +6,7 @@
 # Last line: "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-BIN=${STAGERACK:-.build/release/stagerack}
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-check() {  # check NAME COMMAND...: passes when COMMAND succeeds
-  local name=$1
-  shift
-  if "$@" >"$WORK/check.log" 2>&1; then
-    passed=$((passed + 1))
-    echo "ok   $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name"
-    sed 's/^/     /' "$WORK/check.log" | tail -20
-  fi
-}
+source Tests/cli/harness.sh
 
 cat >"$WORK/alsa.conf" <<CONF
 pcm.live_null { type null }
@@ -76,5 +60,4 @@ gain_reduction() {
 }
 check "play --status: the default rack's compressor and de-esser show their gain reduction" gain_reduction
 
-echo "$passed passed, $failed failed"
-test $failed -eq 0
+finish

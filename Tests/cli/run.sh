@@ -4,23 +4,7 @@
 # Last line: "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-BIN=${STAGERACK:-.build/release/stagerack}
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-check() {  # check NAME COMMAND...: passes when COMMAND succeeds
-  local name=$1
-  shift
-  if "$@" >"$WORK/check.log" 2>&1; then
-    passed=$((passed + 1))
-    echo "ok   $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name"
-    sed 's/^/     /' "$WORK/check.log" | tail -20
-  fi
-}
+source Tests/cli/harness.sh
 
 cat >"$WORK/alsa.conf" <<CONF
 pcm.cli_null { type null }
@@ -158,5 +142,4 @@ play_missing_card() {  # what is wrong and what to do, without alsa-lib's chain 
 }
 check "play: a missing sound card says so and what to do (devices, --device-wait, null/file devices)" play_missing_card
 
-echo "$passed passed, $failed failed"
-test $failed -eq 0
+finish

@@ -17,23 +17,8 @@ REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
 
 # ------------------------------------------------------------------ host side
 if [[ ${E2E_IN_VM:-} != 1 ]]; then
-    if [[ -z ${E2E_SKIP_BUILD:-} ]]; then
-        (cd "$REPO" && swift build -c release --product stagerack 2>&1 | grep -Ev '^warning: prohibited' >&2; exit "${PIPESTATUS[0]}") || {
-            echo "0 passed, 1 failed (release build failed)"; exit 1; }
-    fi
-    vm_dir=${E2E_VM_DIR:-$REPO/.build/vm}
-    mkdir -p "$vm_dir"
-    share=$(mktemp -d "$vm_dir/share-XXXX")
-    rc=0
-    "$SCRIPT_DIR/run-in-vm.sh" --timeout "${E2E_TIMEOUT:-240}" --share "$share" -- "$SCRIPT_DIR/scenario.sh" "$@" || rc=$?
-    if [[ -s $share/scenario/summary ]]; then
-        cat "$share/scenario/log" 2>/dev/null | tail -n 40 >&2 || true
-        cat "$share/scenario/summary"
-    else
-        echo "0 passed, 1 failed (the scenario did not complete in the VM, status $rc; console: $share/console.log)"
-        ((rc)) || rc=1
-    fi
-    exit "$rc"
+    source "$SCRIPT_DIR/host.sh"
+    run_in_vm scenario 40 "$SCRIPT_DIR/scenario.sh" "$@"
 fi
 
 # ------------------------------------------------------------------ guest side

@@ -15,23 +15,8 @@ REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
 
 # ------------------------------------------------------------------ host side
 if [[ ${E2E_IN_VM:-} != 1 ]]; then
-    if [[ -z ${E2E_SKIP_BUILD:-} ]]; then
-        (cd "$REPO" && swift build -c release --product stagerack 2>&1 | grep -Ev '^warning: prohibited' >&2; exit "${PIPESTATUS[0]}") || {
-            echo "0 passed, 1 failed (release build failed)"; exit 1; }
-    fi
-    vm_dir=${E2E_VM_DIR:-$REPO/.build/vm}
-    mkdir -p "$vm_dir"
-    share=$(mktemp -d "$vm_dir/share-XXXX")
-    rc=0
-    "$SCRIPT_DIR/run-in-vm.sh" --timeout "${E2E_TIMEOUT:-240}" --share "$share" -- "$SCRIPT_DIR/timing.sh" "$@" || rc=$?
-    if [[ -s $share/timing/summary ]]; then
-        cat "$share/timing/log" 2>/dev/null | tail -n 20 >&2 || true
-        cat "$share/timing/summary"
-    else
-        echo "0 passed, 1 failed (the timing run did not complete in the VM, status $rc; console: $share/console.log)"
-        ((rc)) || rc=1
-    fi
-    exit "$rc"
+    source "$SCRIPT_DIR/host.sh"
+    run_in_vm timing 20 "$SCRIPT_DIR/timing.sh" "$@"
 fi
 
 # ------------------------------------------------------------------ guest side
