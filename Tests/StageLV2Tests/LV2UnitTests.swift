@@ -90,5 +90,26 @@ final class LV2UnitTests: XCTestCase {
         XCTAssertEqual(gain(at: 100), 0, accuracy: 1)
         XCTAssertEqual(gain(at: 10000), 0, accuracy: 1)
     }
-}
 
+    /// racks/lv2/x42-vocal-eq.json does what its comment says, measured with quiet sines
+    /// (under the compressor's threshold) relative to 1 kHz.
+    func testX42VocalEQRackShapesTheVoice() throws {
+        try LV2Testing.require(LV2Testing.fil4, package: "x42-plugins")
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOfFile: repository.path + "/racks/lv2/x42-vocal-eq.json", encoding: .utf8)
+        func level(_ f: Double) throws -> Double {
+            let x = Measure.sine(frequency: f, frames: 24000, amplitude: 0.01)
+            let y = try LV2Testing.render(text, input: [x], block: 256)[0]
+            return 20 * log10(Measure.magnitude(at: f, in: y[12000..<24000]) / Measure.magnitude(at: f, in: x[12000..<24000]))
+        }
+        let reference = try level(1000)
+        let low = try level(30) - reference
+        let mud = try level(300) - reference
+        let presence = try level(3000) - reference
+        print("x42-vocal-eq: 30 Hz \(low) dB, 300 Hz \(mud) dB, 3 kHz \(presence) dB relative to 1 kHz")
+        XCTAssertLessThan(low, -12, "high-pass at 90 Hz")
+        XCTAssertEqual(mud, -3, accuracy: 1.2)
+        XCTAssertEqual(presence, 3, accuracy: 1.2)
+    }
+}
