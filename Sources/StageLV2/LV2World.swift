@@ -28,7 +28,8 @@ public final class LV2World: @unchecked Sendable {
 
     private struct State {
         let world: OpaquePointer
-        var summaries: [LV2PluginSummary]
+        /// Made on first use: reading every plugin's name costs more than loading the world.
+        var summaries: [LV2PluginSummary]?
         var infos: [String: LV2PluginInfo] = [:]
     }
     private var guarded: State
@@ -51,13 +52,20 @@ public final class LV2World: @unchecked Sendable {
         lilv_world_load_all(world)
         clock_gettime(CLOCK_MONOTONIC, &t1)
         loadSeconds = Double(t1.tv_sec - t0.tv_sec) + Double(t1.tv_nsec - t0.tv_nsec) * 1e-9
-        guarded = State(world: world, summaries: LV2World.summaries(world))
+        guarded = State(world: world, summaries: nil)
         lock = .allocate(capacity: 1)
         pthread_mutex_init(lock, nil)
     }
 
     /// Every installed plugin, sorted by URI. Thread: control.
-    public var plugins: [LV2PluginSummary] { withLock { $0.summaries } }
+    public var plugins: [LV2PluginSummary] {
+        withLock { s in
+            if let list = s.summaries { return list }
+            let list = LV2World.summaries(s.world)
+            s.summaries = list
+            return list
+        }
+    }
 
     /// The description of the plugin with `uri`, or nil when none is installed. Thread: control.
     public func plugin(_ uri: String) -> LV2PluginInfo? {
@@ -78,7 +86,7 @@ public final class LV2World: @unchecked Sendable {
             let node = lilv_new_file_uri(s.world, nil, folder)
             lilv_world_load_bundle(s.world, node)
             lilv_node_free(node)
-            s.summaries = LV2World.summaries(s.world)
+            s.summaries = nil
             s.infos = [:]
         }
     }
