@@ -7,7 +7,8 @@ import StageCore
 /// the index of the scale point (sorted by value; the port receives the point's value);
 /// `lv2:integer` takes whole numbers; `pprops:logarithmic` makes MIDI knobs move it on a log
 /// curve. Units from `units:unit`: dB, Hz, s, %, cents, semitones; others are shown in the
-/// help. The host does not smooth: a value steps at its frame (the plugin smooths if it does).
+/// help. The host does not smooth unless the rack's `smooth` setting names the parameter: a
+/// value steps at its frame (the plugin smooths if it does).
 /// Thread: any (pure functions of a description).
 public enum LV2Parameters {
     public static func specs(_ info: LV2PluginInfo) -> [ParameterSpec] {
@@ -74,6 +75,8 @@ public enum LV2Parameters {
         var off: Float
         var points: UnsafeMutablePointer<Float>
         var pointCount: Int
+        /// Ramped by the engine (the rack's `smooth`): the port steps every few frames.
+        var smoothed = false
 
         /// Thread: control (allocates `points`; the owner frees them with `release`).
         init(_ port: LV2Port) {

@@ -43,8 +43,12 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     private let audioOutCount: Int
     private let urids: (sequence: UInt32, chunk: UInt32, midi: UInt32)
 
-    /// Thread: control. The plugin is instantiated in `prepare`.
-    init(info: LV2PluginInfo, world: LV2World) {
+    /// Frames between port updates of a parameter the rack smooths (`smooth`).
+    public static let smoothingStep = 16
+
+    /// Thread: control. The plugin is instantiated in `prepare`. `smoothed`: the symbols of
+    /// the parameters the engine ramps (the rack's `smooth`).
+    init(info: LV2PluginInfo, world: LV2World, smoothed: Set<String> = []) {
         self.info = info
         self.world = world
         controls = .allocate(capacity: max(info.ports.count, 1))
@@ -53,7 +57,11 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
         let inputs = info.controlInputs
         parameterCount = inputs.count
         mappings = .allocate(capacity: max(inputs.count, 1))
-        for (i, p) in inputs.enumerated() { (mappings + i).initialize(to: LV2Parameters.PortMapping(p)) }
+        for (i, p) in inputs.enumerated() {
+            var m = LV2Parameters.PortMapping(p)
+            m.smoothed = smoothed.contains(p.symbol)
+            (mappings + i).initialize(to: m)
+        }
         audioInCount = info.audioInputs.count
         audioOutCount = info.audioOutputs.count
         audioIn = .allocate(capacity: max(audioInCount, 1))
@@ -66,7 +74,7 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     deinit {
         if let instance {
             if active { lilv_instance_deactivate(instance) }
-            lilv_instance_free(instance)
+            world.free(instance)
         }
         for i in 0..<parameterCount { mappings[i].release() }
         mappings.deallocate()
@@ -176,7 +184,8 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     }
 
     /// Writes every control input's value at frame `start` and returns the first later
-    /// frame (≤ `limit`) where a parameter changes. Thread: render.
+    /// frame (≤ `limit`) where a parameter changes (for a smoothed parameter that is
+    /// ramping, `smoothingStep` frames later). Thread: render.
     @inline(__always)
     private func writeControls(_ values: ParameterValues, from start: Int, to limit: Int) -> Int {
         var end = limit
@@ -187,13 +196,9 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
             controls[m.portIndex] = LV2Parameters.portValue(first, m)
             if !values.isSteady(k) {
                 var f = start + 1
-                while f < end {
-                    if v[f] != first {
-                        end = f
-                        break
-                    }
-                    f += 1
-                }
+                while f < end && v[f] == first { f += 1 }
+                // A ramp (changing at the next frame) holds for `smoothingStep` frames.
+                end = m.smoothed && f == start + 1 ? min(end, start + Self.smoothingStep) : f
             }
         }
         return end
@@ -213,7 +218,8 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
             stage_lv2_sequence_clear(a.buffer, urids.sequence)
             guard a.midi else { continue }
             for e in first..<last {
-                appendMIDI(events[e].message, at: max(Int(events[e].frameOffset) - start, 0), to: a.buffer)
+                let frame = min(max(Int(events[e].frameOffset) - start, 0), end - start - 1)
+                appendMIDI(events[e].message, at: frame, to: a.buffer)
             }
         }
         return last

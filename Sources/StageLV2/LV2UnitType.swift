@@ -32,6 +32,10 @@ public struct LV2UnitType: UnitType {
                 key: "plugin", kind: .string, required: true,
                 help: "the plugin's URI, as `stagerack units lv2` or `lv2ls` lists it"),
             SettingSpec(
+                key: "smooth", kind: .custom("an object of SYMBOL: seconds (0…10)"),
+                help: "parameters the host ramps over that time, stepping the plugin's port every "
+                    + "\(LV2Unit.smoothingStep) frames (default none: a change lands at its frame)"),
+            SettingSpec(
                 key: "allowNonRealtime", kind: .custom("true or false"),
                 help: "run a plugin that does not declare lv2:hardRTCapable (its run() may allocate "
                     + "or lock: a glitch risk on stage; default false)"),
@@ -45,7 +49,12 @@ public struct LV2UnitType: UnitType {
 
     public func parameters(_ settings: UnitSettings) -> [ParameterSpec] {
         guard let info = plugin(settings) else { return [] }
-        return LV2Parameters.specs(info)
+        let smooth = smoothing(settings)
+        return LV2Parameters.specs(info).map { spec in
+            var s = spec
+            if let seconds = smooth[spec.id], spec.unit != .choice { s.smoothingSeconds = Float(seconds) }
+            return s
+        }
     }
 
     public func layout(_ settings: UnitSettings, _ context: UnitBuildContext) -> BusLayout {
@@ -74,7 +83,7 @@ public struct LV2UnitType: UnitType {
         if let refusal = LV2Host.refusal(info, allowNonRealtime: allowNonRealtime) {
             problems.append(SettingProblem(key: "plugin", message: refusal))
         }
-        return problems
+        return problems + checkSmoothing(settings, info)
     }
 
     /// Instantiates the plugin (in `prepare`, once the block size is known). Thread: control.
@@ -82,7 +91,39 @@ public struct LV2UnitType: UnitType {
         guard let uri = settings.string("plugin"), let info = world().plugin(uri) else {
             throw UnitError("lv2: no plugin \(settings.string("plugin") ?? "(none)") is installed")
         }
-        return LV2Unit(info: info, world: world())
+        let smoothed = Set(parameters(settings).filter { $0.smoothingSeconds > 0 }.map(\.id))
+        return LV2Unit(info: info, world: world(), smoothed: smoothed)
+    }
+
+    /// The `smooth` setting: symbol → seconds (unchecked entries left out).
+    func smoothing(_ settings: UnitSettings) -> [String: Double] {
+        var out: [String: Double] = [:]
+        for m in settings.node("smooth")?.members ?? [] {
+            if let v = m.value.number, (0...10).contains(v) { out[m.key] = v }
+        }
+        return out
+    }
+
+    private func checkSmoothing(_ settings: UnitSettings, _ info: LV2PluginInfo) -> [SettingProblem] {
+        guard let node = settings.node("smooth") else { return [] }
+        guard let members = node.members else {
+            return [SettingProblem(key: "smooth", message: "must be an object of SYMBOL: seconds")]
+        }
+        let symbols = info.controlInputs.map(\.symbol)
+        var problems: [SettingProblem] = []
+        for m in members {
+            if !symbols.contains(m.key) {
+                problems.append(
+                    SettingProblem(
+                        key: "smooth",
+                        message: "\(m.key): the plugin has no control input \"\(m.key)\"\(Suggest.hint(for: m.key, in: symbols))"))
+            } else if let v = m.value.number, (0...10).contains(v) {
+                continue
+            } else {
+                problems.append(SettingProblem(key: "smooth", message: "\(m.key): seconds 0…10"))
+            }
+        }
+        return problems
     }
 }
 

@@ -102,6 +102,12 @@ public final class LV2World: @unchecked Sendable {
         }
     }
 
+    /// Frees an instance (`lilv_instance_free`: the plugin's `cleanup`, and the library's
+    /// reference in the world), under the lock. Thread: control.
+    func free(_ instance: UnsafeMutablePointer<LilvInstance>) {
+        withLock { _ in lilv_instance_free(instance) }
+    }
+
     private static func summaries(_ world: OpaquePointer) -> [LV2PluginSummary] {
         Lilv.allPlugins(world).map {
             LV2PluginSummary(uri: Lilv.uri($0), name: Lilv.name($0), className: Lilv.className($0))

@@ -36,6 +36,33 @@ final class LV2HostTests: XCTestCase {
         }
     }
 
+    /// A parameter the rack marks as smoothed ramps (the engine's ramp) and reaches the port
+    /// in steps of 16 frames from the CC's frame (and at each block's start).
+    func testSmoothedParameterStepsPerSubBlock() throws {
+        let frame = 1000
+        let input = [[Float](repeating: 0.2, count: 4000)]
+        let cc = StandardMIDIFile.TimedMessage(
+            seconds: Double(frame) / 48000, message: .controlChange(channel: 0, controller: 20, value: 0))
+        let out = try LV2Testing.render(gainRack(extra: ", \"smooth\": { \"gain\": 0.01 }"), input: input, midi: [cc], block: 256)[0]
+        XCTAssertEqual(out[frame - 1], 0.2, accuracy: 1e-6)
+        XCTAssertLessThan(out[frame + 16], 0.2, "moving from the CC's frame")
+        // Runs of one value: 16 frames, cut short only where a block begins (1024, 1280).
+        var runs: [Int] = []
+        var f = frame
+        while f < frame + 480 {
+            var g = f + 1
+            while out[g] == out[f] { g += 1 }
+            runs.append(g - f)
+            f = g
+        }
+        XCTAssertTrue(runs.allSatisfy { $0 <= 16 }, "\(runs)")
+        XCTAssertLessThanOrEqual(runs.count, 480 / 16 + 2, "\(runs)")
+        XCTAssertLessThan(Measure.maxJump(out), 0.2 / 480 * 16 * 1.5, "no step larger than the ramp's")
+        XCTAssertEqual(out[frame + 600], 0, accuracy: 1e-6, "at the target after the 10 ms ramp")
+        XCTAssertTrue(LV2Testing.errors(gainRack(extra: ", \"smooth\": { \"gian\": 0.01 }"))
+            .contains { $0.contains("units.g.smooth: gian: the plugin has no control input \"gian\" (did you mean \"gain\"?)") })
+    }
+
     /// Notes reach a plugin's MIDI atom input at their frames.
     func testNotesReachTheAtomPortAtTheirFrames() throws {
         let input = [[Float](repeating: 0, count: 4096)]
