@@ -42,14 +42,17 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     private let audioInCount: Int
     private let audioOutCount: Int
     private let urids: (sequence: UInt32, chunk: UInt32, midi: UInt32)
+    /// The only MIDI channel (0-based) passed to the plugin, or nil for all.
+    private let channel: Int?
 
     /// Frames between port updates of a parameter the rack smooths (`smooth`).
     public static let smoothingStep = 16
 
     /// Thread: control. The plugin is instantiated in `prepare`. `smoothed`: the symbols of
     /// the parameters the engine ramps (the rack's `smooth`).
-    init(info: LV2PluginInfo, world: LV2World, smoothed: Set<String> = []) {
+    init(info: LV2PluginInfo, world: LV2World, smoothed: Set<String> = [], channel: Int? = nil) {
         self.info = info
+        self.channel = channel
         self.world = world
         controls = .allocate(capacity: max(info.ports.count, 1))
         controls.initialize(repeating: 0, count: max(info.ports.count, 1))
@@ -218,8 +221,10 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
             stage_lv2_sequence_clear(a.buffer, urids.sequence)
             guard a.midi else { continue }
             for e in first..<last {
+                let message = events[e].message
+                if let channel, message.kind != .system, message.channel != channel { continue }
                 let frame = min(max(Int(events[e].frameOffset) - start, 0), end - start - 1)
-                appendMIDI(events[e].message, at: frame, to: a.buffer)
+                appendMIDI(message, at: frame, to: a.buffer)
             }
         }
         return last

@@ -32,6 +32,9 @@ public struct LV2UnitType: UnitType {
                 key: "plugin", kind: .string, required: true,
                 help: "the plugin's URI, as `stagerack units lv2` or `lv2ls` lists it"),
             SettingSpec(
+                key: "channel", kind: .integer(1...16),
+                help: "the MIDI channel whose notes and controllers reach a plugin's MIDI input (default all)"),
+            SettingSpec(
                 key: "smooth", kind: .custom("an object of SYMBOL: seconds (0…10)"),
                 help: "parameters the host ramps over that time, stepping the plugin's port every "
                     + "\(LV2Unit.smoothingStep) frames (default none: a change lands at its frame)"),
@@ -92,7 +95,7 @@ public struct LV2UnitType: UnitType {
             throw UnitError("lv2: no plugin \(settings.string("plugin") ?? "(none)") is installed")
         }
         let smoothed = Set(parameters(settings).filter { $0.smoothingSeconds > 0 }.map(\.id))
-        return LV2Unit(info: info, world: world(), smoothed: smoothed)
+        return LV2Unit(info: info, world: world(), smoothed: smoothed, channel: settings.int("channel").map { $0 - 1 })
     }
 
     /// The `smooth` setting: symbol → seconds (unchecked entries left out).

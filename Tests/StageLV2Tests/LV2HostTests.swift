@@ -73,6 +73,13 @@ final class LV2HostTests: XCTestCase {
         let out = try LV2Testing.render(gainRack(), input: input, midi: notes, block: 256)[0]
         let hits = out.indices.filter { out[$0] > 0.25 }
         XCTAssertEqual(hits, frames)
+        // With "channel": 2, only channel 2's notes get through.
+        let mixed = notes + [
+            StandardMIDIFile.TimedMessage(seconds: 500.0 / 48000, message: .noteOn(channel: 1, note: 62, velocity: 90))
+        ]
+        let filtered = try LV2Testing.render(
+            gainRack(extra: ", \"channel\": 2"), input: input, midi: mixed.sorted { $0.seconds < $1.seconds }, block: 256)[0]
+        XCTAssertEqual(filtered.indices.filter { filtered[$0] > 0.25 }, [500])
     }
 
     func testBadPluginsAreClearErrorsWithLineAndColumn() throws {
