@@ -77,6 +77,7 @@ extension PlayCommand {
             duration: try a.double("--duration", range: 0.001...1e9),
             status: s.flag(.status) ?? false,
             watch: a.flags.contains("--watch"),
+            hardwareLatency: s.integer(.hardwareLatency),
             service: service)
         return (setup, setlist, rack)
     }
@@ -237,5 +238,21 @@ final class StatusView {
     func terminalColumns() -> UInt16 {
         var w = winsize()
         return ioctl(2, UInt(TIOCGWINSZ), &w) == 0 && w.ws_col > 0 ? w.ws_col : 80
+    }
+}
+
+extension LiveSession {
+    /// What the buffers add (and the interface, once measured): `play`'s latency lines.
+    func latencyReport(playback: PCMStream) -> LatencyReport {
+        let p = playback.configuration
+        return LatencyReport(sampleRate: Double(setup.rate), periodFrames: p.periodFrames, periods: p.periods, hardwareFrames: setup.hardwareLatency)
+    }
+
+    /// An output on channels the playback device did not open is not heard: say so.
+    func warnUnplayedOutputs(_ plan: RenderPlan, playback: PCMConfiguration) {
+        for o in plan.outputs where (o.deviceChannels.max() ?? 0) >= playback.channels {
+            let names = o.deviceChannels.map { String($0 + 1) }.joined(separator: ", ")
+            Log.warning("output \"\(o.unitID)\" plays on channels \(names) but \(playback.device) opened \(playback.channels): it is not heard")
+        }
     }
 }

@@ -67,7 +67,7 @@ public final class LiveAudio: @unchecked Sendable {
         self.frameLimit = frameLimit
         periodFrames = playback.configuration.periodFrames
         isPaced = !playback.keepsTime
-        outputStorage = BusStorage(bufferCount: 2, maxFrames: periodFrames)
+        outputStorage = BusStorage(bufferCount: max(playback.configuration.channels, 2), maxFrames: periodFrames)
         if let capture {
             let storage = BusStorage(bufferCount: capture.configuration.channels, maxFrames: periodFrames)
             inputStorage = storage
@@ -130,7 +130,7 @@ public final class LiveAudio: @unchecked Sendable {
     /// allocates while running. Thread: audio (the real-time thread).
     public func run() -> Outcome {
         stage_enable_flush_to_zero()
-        let output = outputStorage.bus(first: 0, channels: 2)
+        let output = outputStorage.bus(first: 0, channels: outputStorage.bufferCount)
         // One warm-up block so that lazy initialisation happens before the clock starts.
         player.render(frameCount: periodFrames, input: inputBus, output: output)
         player.resetCurrent()  // the warm-up leaves no trace in the sound or the clock

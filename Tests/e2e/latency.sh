@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `stagerack latency` on a real kernel in the VM: snd-aloop loops hw:Loopback,0,0's
+# playback into hw:Loopback,1,0's capture with no delay of its own and starts the linked
+# streams together, so the round trip measured must equal the buffering StageRack set up
+# (the playback buffer, periods × period), frame-exact, at each period size tried, in every
+# run (min = max). Then --write stores the interface's part (0 here) in a config file and
+# `play` with that config reports its latency as the true round trip.
+#   Tests/e2e/latency.sh            on the host: boots the VM, runs itself inside
+# Periods of 256 frames or more (TCG's timers jitter by milliseconds under load; a run
+# spoilt by an xrun is repeated and said). Last line: "N passed, N failed".
+set -euo pipefail
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
+
+# ------------------------------------------------------------------ host side
+if [[ ${E2E_IN_VM:-} != 1 ]]; then
+    source "$SCRIPT_DIR/host.sh"
+    run_in_vm latency 20 "$SCRIPT_DIR/latency.sh" "$@"
+fi
+
+# ------------------------------------------------------------------ guest side
+WORK=${E2E_SHARE:-/tmp}/latency
+rm -rf "$WORK"
+mkdir -p "$WORK"
+exec >"$WORK/log" 2>&1
+BIN=$REPO/.build/release/stagerack
+PERIODS_TRIED=${E2E_LATENCY_PERIODS:-256,512,1024}
+passed=0 failed=0
+ok() { echo "ok   - $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL - $1${2:+: $2}"; failed=$((failed + 1)); }
+cleanup() { pkill -x stagerack 2>/dev/null || true; }
+trap cleanup EXIT
+
+rc=0
+"$BIN" latency --playback hw:Loopback,0,0 --capture hw:Loopback,1,0 --period "$PERIODS_TRIED" --periods 2 --runs 3 \
+    --config "$WORK/stagerack.json" --write >"$WORK/report.txt" 2>"$WORK/latency.err" || rc=$?
+cat "$WORK/report.txt" "$WORK/latency.err"
+if ((rc != 0)); then
+    bad "stagerack latency ran" "exit $rc"
+else
+    ok "stagerack latency ran at periods $PERIODS_TRIED"
+fi
+IFS=, read -ra tried <<<"$PERIODS_TRIED"
+for p in "${tried[@]}"; do
+    line=$(grep "^period ${p}×" "$WORK/report.txt" || true)
+    if [[ $line =~ round\ trip\ [0-9.]+\ ms\ \(([0-9]+)\ frames\),\ min\ ([0-9.]+)\ /\ median\ [0-9.]+\ /\ max\ ([0-9.]+)\ ms.*buffering\ [0-9.]+\ ms\ \(([0-9]+)\ frames ]]; then
+        trip=${BASH_REMATCH[1]} lo=${BASH_REMATCH[2]} hi=${BASH_REMATCH[3]} buffering=${BASH_REMATCH[4]}
+        if ((trip == buffering)) && [[ $lo == "$hi" ]]; then
+            ok "period $p: measured round trip $trip frames = StageRack's buffering $buffering frames, in every run"
+        else
+            bad "period $p: round trip equals the buffering" "measured $trip frames (min $lo, max $hi ms), buffering $buffering"
+        fi
+    else
+        bad "period $p: a report line" "${line:-none}"
+    fi
+done
+if grep -q '"hardwareLatency": 0' "$WORK/stagerack.json" 2>/dev/null; then
+    ok "--write stored hardwareLatency 0 (snd-aloop adds nothing)"
+else
+    bad "--write stored hardwareLatency" "$(cat "$WORK/stagerack.json" 2>&1)"
+fi
+# play with that config: the latency lines are the true round trip.
+cat >"$WORK/thru.json" <<'RACK'
+{ "format": 2, "units": { "mic": { "type": "input" }, "out": { "type": "output" } }, "connections": [ "mic -> out" ] }
+RACK
+"$BIN" play "$WORK/thru.json" --config "$WORK/stagerack.json" --playback hw:Loopback,0,0 --capture hw:Loopback,1,0 \
+    --period 512 --periods 2 --duration 1 >"$WORK/play.log" 2>&1 || true
+if grep -q 'latency 21.3 ms round trip: buffering 21.3 (512×2) + interface 0 (measured)' "$WORK/play.log" \
+    && grep -q 'latency mic → out (ch 1-2): 21.3 ms round trip' "$WORK/play.log"; then
+    ok "play reports the measured round trip"
+else
+    bad "play reports the measured round trip" "$(grep latency "$WORK/play.log")"
+fi
+echo "$passed passed, $failed failed" | tee "$WORK/summary"
+((failed == 0))
