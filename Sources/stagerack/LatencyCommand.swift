@@ -125,8 +125,8 @@ struct LatencyMeasurement {
             PCMRequest(device: capture, isCapture: true, sampleRate: rate, channels: captureChannels,
                        periodFrames: p.configuration.periodFrames, periods: max(periods, 4)))
         let probe = LatencyProbe(playback: p, capture: c)
-        let lead = rate / 4  // a quarter second of noise before the signal
-        let listen = rate / 2  // round trips up to half a second
+        let lead = rate / 10  // 100 ms of noise before the signal
+        let listen = rate / 4  // round trips up to a quarter second
         var trips: [Int] = []
         var last: LatencyAnalysis.Finding?
         var xruns = 0
@@ -136,7 +136,7 @@ struct LatencyMeasurement {
                 recording = try probe.record(signal: signal, gain: gain, lead: lead, listen: listen)
             } catch {
                 xruns += 1
-                if xruns > max(3 * runs, 10) { throw error }
+                if xruns > max(4 * runs, 20) { throw error }
                 continue  // an xrun spoils the timeline: measure again
             }
             // The channel where the most came back after the signal was played.

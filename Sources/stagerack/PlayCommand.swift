@@ -247,6 +247,7 @@ final class LiveSession {
             switch outcome.get()! {
             case .stopped, .finished:
                 Log.info("stopped after \(ms(Double(framesBefore + s.frames) / rate * 1000 / 1000)) s, \(plural(s.xruns, "xrun"))"
+                         + "\(s.lostFrames > 0 ? ", \(plural(s.lostFrames, "frame")) lost without an xrun" : "")"
                          + "\(status.midiLost > 0 ? ", \(plural(status.midiLost, "MIDI event")) lost" : "")")
                 let violations = queueOwnershipViolations.load(ordering: .relaxed)
                 if violations > 0 { Log.error("internal: \(plural(violations, "queue use")) by a thread that does not own the queue") }

@@ -16,7 +16,7 @@ pcm.lat_loop { type file  slave.pcm "lat_null"  format "raw"  file "/dev/null"  
 CONF
 export ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$WORK/alsa.conf"
 # Two seconds of loud noise; and the test signal (StageRack's 4095-sample MLS at -12 dBFS)
-# on channel 2, 2 × 64 + 37 frames after the probe writes it (a quarter second in).
+# on channel 2, 2 × 64 + 37 frames after the probe writes it (100 ms in).
 python3 - "$WORK" <<'PY'
 import random, struct, sys
 work = sys.argv[1]
@@ -31,7 +31,7 @@ for _ in range((1 << order) - 1):
         fb ^= (state >> (order - t)) & 1
     state = (state >> 1) | (fb << (order - 1))
 frames = [0.0] * (2 * 96000)
-start = 12000 + 2 * 64 + 37
+start = 4800 + 2 * 64 + 37
 for i, v in enumerate(mls):
     frames[2 * (start + i) + 1] = v * 10 ** (-12 / 20)
 with open(work + "/loop.raw", "wb") as f:

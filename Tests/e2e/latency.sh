@@ -32,7 +32,7 @@ cleanup() { pkill -x stagerack 2>/dev/null || true; }
 trap cleanup EXIT
 
 rc=0
-"$BIN" latency --playback hw:Loopback,0,0 --capture hw:Loopback,1,0 --period "$PERIODS_TRIED" --periods 2 --runs 3 \
+"$BIN" latency --playback hw:Loopback,0,0 --capture hw:Loopback,1,0 --period "$PERIODS_TRIED" --periods 3 --runs 3 \
     --config "$WORK/stagerack.json" --write >"$WORK/report.txt" 2>"$WORK/latency.err" || rc=$?
 cat "$WORK/report.txt" "$WORK/latency.err"
 if ((rc != 0)); then
@@ -64,9 +64,9 @@ cat >"$WORK/thru.json" <<'RACK'
 { "format": 2, "units": { "mic": { "type": "input" }, "out": { "type": "output" } }, "connections": [ "mic -> out" ] }
 RACK
 "$BIN" play "$WORK/thru.json" --config "$WORK/stagerack.json" --playback hw:Loopback,0,0 --capture hw:Loopback,1,0 \
-    --period 512 --periods 2 --duration 1 >"$WORK/play.log" 2>&1 || true
-if grep -q 'latency 21.3 ms round trip: buffering 21.3 (512×2) + interface 0 (measured)' "$WORK/play.log" \
-    && grep -q 'latency mic → out (ch 1-2): 21.3 ms round trip' "$WORK/play.log"; then
+    --period 512 --periods 3 --duration 1 >"$WORK/play.log" 2>&1 || true
+if grep -q 'latency 32 ms round trip: buffering 32 (512×3) + interface 0 (measured)' "$WORK/play.log" \
+    && grep -q 'latency mic → out (ch 1-2): 32 ms round trip' "$WORK/play.log"; then
     ok "play reports the measured round trip"
 else
     bad "play reports the measured round trip" "$(grep latency "$WORK/play.log")"
