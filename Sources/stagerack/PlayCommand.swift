@@ -11,10 +11,9 @@ import Glibc
 enum PlayCommand {
     static let help = """
         usage: stagerack play [RACK|SETLIST] [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
-                              [--periods N] [--capture-channels N] [--format FORMAT]
+                              [--periods N] [--capture-channels N] [--format FORMAT] [--hardware-latency FRAMES]
                               [--duration SECONDS] [--status] [--watch] [--meters]
-                              [--device-wait SECONDS|forever] [--hardware-latency FRAMES]
-                              [--config FILE | --no-config]
+                              [--device-wait SECONDS|forever] [--config FILE | --no-config]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
