@@ -136,7 +136,7 @@ struct LatencyMeasurement {
                 recording = try probe.record(signal: signal, gain: gain, lead: lead, listen: listen)
             } catch {
                 xruns += 1
-                if xruns > max(4 * runs, 20) { throw error }
+                if xruns > max(10 * runs, 30) { throw error }
                 continue  // an xrun spoils the timeline: measure again
             }
             // The channel where the most came back after the signal was played.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `stagerack latency` through alsa-lib's file plugin (no sound hardware): no signal, too
+# `stagerack latency` (and the outputs it measures) through alsa-lib's file plugin (no sound hardware): no signal, too
 # noisy, and a capture file holding the test signal where a known round trip puts it
 # (found frame-exact, stored by --write, reported by play). The real loop is measured in
 # the VM on snd-aloop (Tests/e2e/latency.sh). Last line: "N passed, N failed".
@@ -67,6 +67,15 @@ planted() {
     && grep -q 'latency mic → ears (ch 3-4): 3.4 ms round trip' <<<"$out"
 }
 check "latency: a planted round trip is found frame-exact, --write stores it, play reports the true round trip" planted
+
+outputs() {  # the monitor rack's two outputs, listed by validate; render writes one file each
+  local out
+  out=$("$BIN" validate racks/monitor.json 2>&1) || { echo "$out"; return 1; }
+  grep -q 'racks/monitor.json: 2 outputs: "out" on channels 1-2, "ears" on channels 3-4 (playback opens 4 channels)' <<<"$out" || { echo "$out"; return 1; }
+  out=$("$BIN" render racks/monitor.json --demo --duration 1 --output "$WORK/live.flac" 2>&1) || { echo "$out"; return 1; }
+  grep -q "to $WORK/live.flac, $WORK/live-ears.flac" <<<"$out" && test -s "$WORK/live-ears.flac"
+}
+check "validate lists a rack's outputs; render writes OUT and OUT-ears" outputs
 
 bad_list() { local out; out=$("$BIN" latency --period 32,x --no-config 2>&1); test $? -eq 2 && grep -q -- '--period: a list of frame counts' <<<"$out"; }
 check "latency: a bad --period list is a usage error" bad_list

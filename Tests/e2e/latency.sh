@@ -77,5 +77,63 @@ fi
 # timer ticks, and under TCG on a loaded host the guest's ticks and its monotonic clock
 # have been seen to part once (a 507-frame step in 1 s at 512×3), which the detector counts.
 echo "report: $(grep -m1 'stopped after' "$WORK/play.log" || echo 'play did not stop cleanly')"
+# Two outputs on one 4-channel Loopback playback: the PA on 1-2 (the mic at -6 dB) and the
+# ears on 3-4 (the mic a fifth up), recorded from the loop and each pair measured.
+cat >"$WORK/two.json" <<'RACK'
+{ "format": 2, "units": { "mic": { "type": "input", "channel": 1 }, "pa": { "type": "gain", "params": { "gain": -6 } },
+    "fifth": { "type": "pitch", "params": { "pitch": 700, "mode": "any", "wetDryMix": 100 } },
+    "out": { "type": "output" }, "ears": { "type": "output", "channels": [3, 4] } },
+  "connections": [ "mic -> pa -> out", "mic -> fifth -> ears" ] }
+RACK
+python3 -S - "$WORK/tone.wav" <<'PY'
+import math, struct, sys, wave
+w = wave.open(sys.argv[1], "wb")
+w.setnchannels(1); w.setsampwidth(2); w.setframerate(48000)
+w.writeframes(b"".join(struct.pack("<h", int(16000 * math.sin(2 * math.pi * 440 * n / 48000))) for n in range(4 * 48000)))
+w.close()
+PY
+arecord -q -D hw:Loopback,1,0 -f FLOAT_LE -c 4 -r 48000 "$WORK/two.wav" 2>"$WORK/arecord.err" &
+AREC=$!
+for _ in $(seq 200); do grep -q RUNNING /proc/asound/Loopback/pcm1c/sub0/status 2>/dev/null && break; sleep 0.05; done
+"$BIN" play "$WORK/two.json" --no-config --playback hw:Loopback,0,0 --capture hw:Loopback,1,1 --period 512 --periods 3 \
+    --duration 8 --status >"$WORK/two.log" 2>&1 &
+PLAY=$!
+for _ in $(seq 600); do grep -q 'info: running ' "$WORK/two.log" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+aplay -q -D plughw:Loopback,0,1 "$WORK/tone.wav" 2>"$WORK/aplay.err" || true
+wait $PLAY || true
+kill -INT $AREC 2>/dev/null || true
+wait $AREC || true
+result=$(python3 -S - "$WORK/two.wav" <<'PY'
+import math, struct, sys
+data = open(sys.argv[1], "rb").read()
+i = data.find(b"data")
+raw = data[i + 8:] if i >= 0 else b""
+n = len(raw) // 16
+x = struct.unpack("<%df" % (4 * n), raw[:16 * n])
+ch = [x[c::4] for c in range(4)]
+def mag(c, f, start, count):
+    s = sum(c[start + k] * math.cos(2 * math.pi * f * k / 48000) for k in range(count))
+    t = sum(c[start + k] * math.sin(2 * math.pi * f * k / 48000) for k in range(count))
+    return math.hypot(s, t) * 2 / count
+loud = max(range(n), key=lambda k: abs(ch[0][k])) if n else 0
+start = max(0, min(n - 24000, loud - 12000))
+out = []
+for c in range(4):
+    out.append("%.3f/%.3f" % (mag(ch[c], 440, start, 24000), mag(ch[c], 659.26, start, 24000)))
+print(" ".join(out))
+PY
+)
+echo "two outputs: 440 Hz / 659 Hz amplitude per channel: $result"
+read -r c1 c2 c3 c4 <<<"$result"
+if awk -v a="$c1" -v b="$c2" -v c="$c3" -v d="$c4" 'BEGIN {
+        split(a, A, "/"); split(b, B, "/"); split(c, C, "/"); split(d, D, "/")
+        exit !(A[1] > 0.1 && B[1] > 0.1 && A[2] < A[1] / 30 && C[2] > 0.1 && D[2] > 0.1 && C[1] < C[2] / 10) }'; then
+    ok "two outputs on one 4-channel Loopback device: 440 Hz on 1-2, its fifth on 3-4"
+else
+    bad "two outputs on one 4-channel Loopback device" "$result"
+    cat "$WORK/two.log" "$WORK/aplay.err" "$WORK/arecord.err"
+    ls -l "$WORK/two.wav"
+fi
 echo "$passed passed, $failed failed" | tee "$WORK/summary"
 ((failed == 0))
