@@ -67,7 +67,14 @@ enum LatencyCommand {
             gain: Float(pow(10, level / 20)))
         var hardware: [Int] = []
         for period in periodList {
-            switch try measurement.measure(period: period) {
+            let outcome: Swift.Result<LatencyMeasurement.Result, LatencyAnalysis.Failure>
+            do {
+                outcome = try measurement.measure(period: period)
+            } catch let busy as LatencyMeasurement.TooManyXruns {
+                Console.err("warning: period \(period): not measured: \(busy)")
+                continue
+            }
+            switch outcome {
             case .success(let result):
                 Console.out(result.report)
                 hardware.append(result.hardwareMedian)
@@ -75,6 +82,10 @@ enum LatencyCommand {
                 Console.err("error: period \(period): \(failure)")
                 return 1
             }
+        }
+        guard !hardware.isEmpty else {
+            Console.err("error: no period could be measured")
+            return 1
         }
         if a.flags.contains("--write") {
             let frames = hardware.sorted()[hardware.count / 2]
@@ -119,6 +130,15 @@ struct LatencyMeasurement {
         var hardwareMedian: Int
     }
 
+    /// Every run spoilt by an xrun: the system is too busy for this period.
+    struct TooManyXruns: Error, CustomStringConvertible {
+        var runs: Int
+        var last: ALSAError
+        var description: String {
+            "\(runs) runs were spoilt by xruns (last: \(last)): the system is too busy for this period"
+        }
+    }
+
     func measure(period: Int) throws -> Swift.Result<Result, LatencyAnalysis.Failure> {
         let p = try PCMStream(PCMRequest(device: playback, isCapture: false, sampleRate: rate, channels: 2, periodFrames: period, periods: periods))
         let c = try PCMStream(
@@ -136,7 +156,7 @@ struct LatencyMeasurement {
                 recording = try probe.record(signal: signal, gain: gain, lead: lead, listen: listen)
             } catch {
                 xruns += 1
-                if xruns > max(10 * runs, 30) { throw error }
+                if xruns > max(10 * runs, 30) { throw TooManyXruns(runs: xruns, last: error) }
                 continue  // an xrun spoils the timeline: measure again
             }
             // The channel where the most came back after the signal was played.

@@ -1,55 +1,53 @@
 import StageDrivers
 import XCTest
 
-/// The lost-frame detector on synthetic device timestamps: steady streams with drift and
-/// jitter lose nothing; a dropped packet and a stalled capture are counted to the frame.
+/// The lost-frame detector on synthetic device timestamps: steady streams with drift,
+/// wake-up jitter and positions that move in steps lose nothing; a dropped packet and a
+/// stalled capture are counted to the frame.
 final class LostFrameDetectorTests: XCTestCase {
-    /// A device at `rate × (1 + ppm)` read every period, each reading's timestamp jittered
-    /// by up to `jitter` seconds; `gaps` maps a period index to frames dropped before it.
-    func run(periods: Int, period: Int = 128, ppm: Double, jitter: Double, gaps: [Int: Int] = [:]) -> LostFrameDetector {
+    /// A device at `48 kHz × (1 + ppm)` whose position moves in steps of `step` frames
+    /// (a USB packet, a timer tick), read once a period with up to `jitter` seconds of
+    /// wake-up lateness; `gaps` maps a time (s) to frames dropped then.
+    func run(seconds: Double, period: Int, ppm: Double, step: Int, jitter: Double, gaps: [Double: Int] = [:]) -> LostFrameDetector {
         var d = LostFrameDetector(sampleRate: 48000, periodFrames: period)
         var generator = SeededGenerator(seed: 7)
-        var deviceFrames = 0  // frames the device's clock has produced
-        var position = 0  // frames it delivered
-        for k in 0..<periods {
-            let dropped = gaps[k] ?? 0
-            deviceFrames += period + dropped
-            position += period
-            let seconds = Double(deviceFrames) / (48000 * (1 + ppm * 1e-6))
-            // The timestamp of the position update is exact to the frame the device reports,
-            // then jittered (the interrupt's own lateness is in both, so small).
-            let t = seconds + Double.random(in: 0...jitter, using: &generator)
+        let rate = 48000 * (1 + ppm * 1e-6)
+        let periods = Int(seconds * 48000) / period
+        for k in 1...periods {
+            let t = Double(k * period) / 48000 + Double.random(in: 0...jitter, using: &generator)
+            let made = Int(t * rate)
+            let dropped = gaps.filter { $0.key <= t }.values.reduce(0, +)
+            let position = (made / step) * step - dropped
             d.observe(nanoseconds: UInt64(1_000_000_000 + t * 1e9), position: position)
         }
         return d
     }
 
-    func testSteadyStreamsWithDriftAndJitterLoseNothing() {
+    func testSteadyStreamsWithDriftJitterAndSteppedPositionsLoseNothing() {
         for ppm in [-100.0, 0, 100] {
-            for period in [32, 64, 128, 1024] {
-                let d = run(periods: 48000 * 60 / period, period: period, ppm: ppm, jitter: 0.0002)
-                XCTAssertEqual(d.lostFrames, 0, "\(ppm) ppm, period \(period)")
+            for (period, step) in [(32, 48), (64, 48), (128, 48), (256, 192), (1024, 192)] {
+                let d = run(seconds: 120, period: period, ppm: ppm, step: step, jitter: 0.0005)
+                XCTAssertEqual(d.lostFrames, 0, "\(ppm) ppm, period \(period), steps of \(step)")
             }
         }
     }
 
     func testADroppedPacketAndAStallAreCounted() {
-        // Two USB packets (96 frames) lost at 32-frame periods; a capture that stalled for
-        // 100 ms, and a later 300-frame gap, at 128-frame periods.
-        let small = run(periods: 2000, period: 32, ppm: 50, jitter: 0.00005, gaps: [100: 96])
-        XCTAssertEqual(small.lostFrames, 96, accuracy: 3)
+        // Two USB packets (96 frames) lost at 32-frame periods.
+        let small = run(seconds: 10, period: 32, ppm: 50, step: 48, jitter: 0.0003, gaps: [3.01: 96])
+        XCTAssertEqual(Double(small.lostFrames), 96, accuracy: 6)  // the smallest lag of a window is known to a few frames
         XCTAssertEqual(small.gaps, 1)
-        let d = run(periods: 2000, period: 128, ppm: 50, jitter: 0.0002, gaps: [900: 4800, 1500: 300])
+        // A capture that stalled for 100 ms, then a 300-frame gap, at 128-frame periods.
+        let d = run(seconds: 10, period: 128, ppm: -80, step: 48, jitter: 0.0005, gaps: [2.5: 4800, 7.3: 300])
         XCTAssertEqual(d.gaps, 2)
-        XCTAssertEqual(d.lostFrames, 5100, accuracy: 12)
+        XCTAssertEqual(Double(d.lostFrames), 5100, accuracy: 4)
     }
 
     func testARestartIsNotALoss() {
         var d = LostFrameDetector(sampleRate: 48000, periodFrames: 128)
-        d.observe(nanoseconds: 1_000_000_000, position: 128)
+        for k in 1...100 { d.observe(nanoseconds: UInt64(k) * 2_666_667, position: k * 128) }
         d.restart()  // an xrun: the streams start again from 0 a moment later
-        d.observe(nanoseconds: 1_500_000_000, position: 128)
-        d.observe(nanoseconds: 1_502_666_667, position: 256)
+        for k in 1...100 { d.observe(nanoseconds: 500_000_000 + UInt64(k) * 2_666_667, position: k * 128) }
         XCTAssertEqual(d.lostFrames, 0)
     }
 }

@@ -1,43 +1,64 @@
 /// Finds frames a device lost without an ALSA error: a USB interface dropping a packet, a
 /// capture that stalls and resumes. Each period the audio thread gives it the device's
-/// own timestamp of its last position update and that position (`snd_pcm_status`: htstamp
-/// with avail, as the seed's AudioTimeStamp pairs host time and sample time); over each
-/// interval the position must advance by the time passed × the rate. When it falls behind
-/// by more than `threshold` frames, the shortfall is counted as lost: separately from
-/// xruns, which ALSA reports itself.
+/// status (`snd_pcm_status`: the timestamp and the position it had then, as the seed's
+/// AudioTimeStamp pairs host time and sample time). Frames lost never come back, so the
+/// position falls behind the time passed × the rate for good.
 ///
-/// The threshold (half a period, at least 1 ms of frames) is far above the clocks' drift
-/// (100 ppm is 0.01 frames over a 128-frame period) and the timestamps' jitter (a USB
-/// device updates its position once a millisecond): a gap shorter than that is not seen.
-/// Pure: tested with synthetic timestamps.
+/// A device's position moves in steps (a USB packet a millisecond, a timer tick), so one
+/// reading can lag by a step and the next catch up. The detector therefore keeps, over
+/// windows of 0.2 s, the smallest lag of position behind time (the freshest reading);
+/// that smallest lag moves only with the clocks' drift (100 ppm: 1 frame a window) unless
+/// frames were lost. When it grows by more than `threshold` from one window to the next,
+/// the growth is counted as lost frames: separately from xruns, which ALSA reports itself.
+/// A gap is seen at most one window late; a gap shorter than the threshold (1 ms, or a
+/// quarter period if that is more) is not seen. Pure: tested with synthetic timestamps.
 /// Thread: audio (the one owner; `LiveAudio` publishes its counts).
 public struct LostFrameDetector: Sendable {
     public let sampleRate: Double
-    /// A shortfall up to this many frames over one interval is jitter, not a loss.
+    /// Growth of the smallest lag, in frames, that counts as a loss.
     public let threshold: Double
-    private var last: (nanoseconds: UInt64, position: Int)?
+    /// The length of a window, in nanoseconds.
+    public let window: UInt64 = 200_000_000
+    private var origin: (nanoseconds: UInt64, position: Int)?
+    private var windowStart: UInt64 = 0
+    private var windowMin = Double.infinity
+    private var previousMin: Double?
     /// Frames lost since start, and the gaps they were lost in.
     public private(set) var lostFrames = 0
     public private(set) var gaps = 0
 
     public init(sampleRate: Double, periodFrames: Int) {
         self.sampleRate = sampleRate
-        threshold = max(Double(periodFrames) / 2, sampleRate / 1000)
+        threshold = max(Double(periodFrames) / 4, sampleRate / 1000)
     }
 
     /// The streams restarted (an xrun): positions and times start again.
-    public mutating func restart() { last = nil }
+    public mutating func restart() {
+        origin = nil
+        previousMin = nil
+        windowMin = .infinity
+    }
 
-    /// One reading: the device's timestamp of its position and the position (frames it
-    /// has moved since the stream started). Returns the frames lost since the last reading.
+    /// One reading: the device's timestamp and its position (frames moved since the stream
+    /// started). Returns the frames found lost with this reading (0 mostly).
     @discardableResult
     public mutating func observe(nanoseconds: UInt64, position: Int) -> Int {
-        defer { last = (nanoseconds, position) }
-        guard let last, nanoseconds > last.nanoseconds, position >= last.position else { return 0 }
-        let expected = Double(nanoseconds - last.nanoseconds) * sampleRate / 1e9
-        let shortfall = expected - Double(position - last.position)
-        guard shortfall > threshold else { return 0 }
-        let lost = Int(shortfall.rounded())
+        guard let origin else {
+            self.origin = (nanoseconds, position)
+            windowStart = nanoseconds
+            return 0
+        }
+        guard nanoseconds >= origin.nanoseconds else { return 0 }
+        let lag = Double(nanoseconds - origin.nanoseconds) * sampleRate / 1e9 - Double(position - origin.position)
+        windowMin = min(windowMin, lag)
+        guard nanoseconds - windowStart >= window else { return 0 }
+        defer {
+            previousMin = windowMin
+            windowMin = .infinity
+            windowStart = nanoseconds
+        }
+        guard let previousMin, windowMin - previousMin > threshold else { return 0 }
+        let lost = Int((windowMin - previousMin).rounded())
         lostFrames += lost
         gaps += 1
         return lost
