@@ -4,6 +4,9 @@ import StageCore
 /// the command line. Each has one name per source.
 public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     case rack, playback, capture, sampleRate, period, periods, captureChannels, sampleFormat, deviceWait, status
+    /// The interface's own latency in frames (converters, driver, USB), as `stagerack
+    /// latency --write` measured it: `play` adds it to its latency lines.
+    case hardwareLatency
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -21,6 +24,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .sampleFormat: return "STAGERACK_FORMAT"
         case .deviceWait: return "STAGERACK_DEVICE_WAIT"
         case .status: return "STAGERACK_STATUS"
+        case .hardwareLatency: return "STAGERACK_HARDWARE_LATENCY"
         }
     }
 
@@ -37,6 +41,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .sampleFormat: return "--format"
         case .deviceWait: return "--device-wait"
         case .status: return "--status"
+        case .hardwareLatency: return "--hardware-latency"
         }
     }
 
@@ -51,6 +56,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .period: return 16...8192
         case .periods: return 2...16
         case .captureChannels: return 1...64
+        case .hardwareLatency: return 0...192_000
         default: return nil
         }
     }
