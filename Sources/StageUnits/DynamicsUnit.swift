@@ -65,6 +65,8 @@ public struct DynamicsUnitType: UnitType {
         static let expansionHysteresis = 7
         static let overallGain = 8
         static let headRoom = 9
+        /// How many there are.
+        static let count = 10
     }
 
     public static let maxLookahead = 0.02
@@ -155,7 +157,9 @@ struct DynamicsControl {
         let v = SIMD8<Float>(
             p[P.threshold][i], p[P.ratio][i], p[P.knee][i], p[P.expansionThreshold][i], p[P.expansionRatio][i],
             p[P.expansionHysteresis][i], p[P.overallGain][i], p[P.headRoom][i])
-        if v == raw { return }
+        // Lane-wise compare and one mask test (`v == raw` compiled to a loop over the lanes
+        // through the stack, about 100 instructions a block).
+        if all(v .== raw) { return }
         raw = v
         threshold = v[0]
         var ratio = min(max(v[1], 1), 100)
@@ -315,8 +319,9 @@ public final class DynamicsUnit: RackUnit, UnitMeter {
             for i in 0..<n { scratch[i] = max(scratch[i], src[i] * src[i]) }
         }
         // Pass 2: squares to gains, in place.
+        // A fixed count (the type's parameters): the loop unrolls to ten byte tests.
         var steady = true
-        for p in 0..<params.count where !params.isSteady(p) { steady = false }
+        for p in 0..<Param.count where !params.isSteady(p) { steady = false }
         var ctl = control.pointee
         ctl.update(params, frame: 0, sampleRate: sampleRate)
         var st = DynamicsState(state)
@@ -365,10 +370,25 @@ public final class DynamicsUnit: RackUnit, UnitMeter {
         _ buffer: UnsafeMutablePointer<Float>, count: Int, _ ctl: DynamicsControl, _ state: inout DynamicsState,
         _ alpha: Float, _ gateAlpha: Float
     ) {
+        // One loop with the expander and one without: deciding per sample cost a compare
+        // and a branch a sample.
+        if ctl.expansionSlope > 0 {
+            gainsLoop(buffer, count: count, ctl, &state, alpha, gateAlpha, gateOn: true)
+        } else {
+            gainsLoop(buffer, count: count, ctl, &state, alpha, gateAlpha, gateOn: false)
+        }
+    }
+
+    /// `gains` with the expander on or off (a constant where it is inlined).
+    @inline(__always)
+    static func gainsLoop(
+        _ buffer: UnsafeMutablePointer<Float>, count: Int, _ ctl: DynamicsControl, _ state: inout DynamicsState,
+        _ alpha: Float, _ gateAlpha: Float, gateOn: Bool
+    ) {
         var power = state.power, comp = state.comp, expansion = state.expansion, open = state.open
         var gatePower = state.gatePower, mostCompression = state.mostCompression, leastExpansion = state.leastExpansion
         let attack = ctl.attack, release = ctl.release, makeup = ctl.makeup
-        let gateOn = ctl.expansionSlope > 0, te = ctl.expansionThreshold, closeBelow = te - ctl.hysteresis
+        let te = ctl.expansionThreshold, closeBelow = te - ctl.hysteresis
         let expansionSlope = ctl.expansionSlope
         for i in 0..<count {
             let square = buffer[i]
