@@ -166,43 +166,52 @@ public final class DeEsserUnit: RackUnit, UnitMeter {
         state: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>
     ) {
         let frequency = params[Param.frequency]
-        let k: Float = 1.414_213_56
-        let stride = 2 * maxFrames, lowOffset = maxFrames
+        let stride = 2 &* maxFrames, lowOffset = maxFrames
+        let grid = Self.grid
+        // Only the first segment can start off the grid: the remainder is taken once.
+        let phase = Int(start % Int64(grid))
+        if params.isSteady(Param.frequency) && frequency[0] == cachedFrequency {
+            // The usual block (the split holds still): each channel runs the whole block
+            // in one loop, its states in registers, flushed at the same grid points as below
+            // (so the result is the same). About 4 instructions a sample fewer.
+            let coef = coefficients
+            for c in 0..<chans {
+                let src = input[min(c, input.channelCount - 1)]
+                let high = scratch + stride &* c
+                var i = 0
+                var gridPoint = grid &- phase
+                while i < n {
+                    let end = min(n, gridPoint)
+                    var bands = CrossoverState(state + 6 &* c)
+                    bands.run(coef, src, high: high, low: high + lowOffset, from: i, to: end)
+                    if end == gridPoint { bands.flush() }
+                    bands.store(state + 6 &* c)
+                    i = end
+                    gridPoint = end &+ grid
+                }
+            }
+            return
+        }
         var i = 0
+        var segmentPhase = phase
         while i < n {
-            let phase = Int((start + Int64(i)) % Int64(Self.grid))
-            if (phase == 0 || cachedFrequency.isNaN) && frequency[i] != cachedFrequency {
+            if (segmentPhase == 0 || cachedFrequency.isNaN) && frequency[i] != cachedFrequency {
                 cachedFrequency = frequency[i]
                 coefficients = crossover(cachedFrequency)
             }
             // Segments stop at every grid point, where the states are flushed (no denormals).
-            let end = min(n, i + Self.grid - phase)
+            let gridPoint = i &+ grid &- segmentPhase
+            let end = min(n, gridPoint)
             let coef = coefficients
             for c in 0..<chans {
-                let src = input[min(c, input.channelCount - 1)]
-                let high = scratch + stride * c
-                let low = high + lowOffset
-                let s = state + 6 * c
-                var s1 = s[0], s2 = s[1], h1 = s[2], h2 = s[3], l1 = s[4], l2 = s[5]
-                for j in i..<end {
-                    let x = src[j]
-                    let first = coef.tick(x, &s1, &s2)
-                    let hp1 = x - k * first.band - first.low
-                    let second = coef.tick(hp1, &h1, &h2)
-                    high[j] = hp1 - k * second.band - second.low
-                    low[j] = coef.tick(first.low, &l1, &l2).low
-                }
-                s[0] = s1
-                s[1] = s2
-                s[2] = h1
-                s[3] = h2
-                s[4] = l1
-                s[5] = l2
-            }
-            if (start + Int64(end)) % Int64(Self.grid) == 0 {
-                for j in 0..<(6 * chans) { flushTiny(&state[j], below: 1e-15) }
+                let high = scratch + stride &* c
+                var bands = CrossoverState(state + 6 &* c)
+                bands.run(coef, input[min(c, input.channelCount - 1)], high: high, low: high + lowOffset, from: i, to: end)
+                if end == gridPoint { bands.flush() }
+                bands.store(state + 6 &* c)
             }
             i = end
+            segmentPhase = 0
         }
     }
 
@@ -307,5 +316,72 @@ struct DeEsserDetector {
         most = min(most, change)
         // Nothing reduced (the usual case): unity without the exponential (exp2(0) is 1).
         return change == 0 ? 1 : FastDecibels.decibelsToGain(change)
+    }
+}
+
+/// The de-esser's three state-variable filters (the split, the high band's second stage,
+/// the low band's second stage: a 4th-order Linkwitz–Riley crossover), their states in
+/// registers while a segment runs. Thread: render.
+struct CrossoverState {
+    var s1: Float, s2: Float, h1: Float, h2: Float, l1: Float, l2: Float
+
+    @inline(__always)
+    init(_ p: UnsafeMutablePointer<Float>) {
+        s1 = p[0]
+        s2 = p[1]
+        h1 = p[2]
+        h2 = p[3]
+        l1 = p[4]
+        l2 = p[5]
+    }
+
+    @inline(__always)
+    func store(_ p: UnsafeMutablePointer<Float>) {
+        p[0] = s1
+        p[1] = s2
+        p[2] = h1
+        p[3] = h2
+        p[4] = l1
+        p[5] = l2
+    }
+
+    /// Frames `from..<to` of `src` into the high and low bands.
+    @inline(__always)
+    mutating func run(
+        _ coef: SVFCoefficients, _ src: UnsafeMutablePointer<Float>, high: UnsafeMutablePointer<Float>,
+        low: UnsafeMutablePointer<Float>, from: Int, to: Int
+    ) {
+        let k: Float = 1.414_213_56
+        var s1 = s1, s2 = s2, h1 = h1, h2 = h2, l1 = l1, l2 = l2
+        for j in from..<to {
+            let x = src[j]
+            let first = coef.tick(x, &s1, &s2)
+            let hp1 = x - k * first.band - first.low
+            let second = coef.tick(hp1, &h1, &h2)
+            high[j] = hp1 - k * second.band - second.low
+            low[j] = coef.tick(first.low, &l1, &l2).low
+        }
+        self = CrossoverState(s1: s1, s2: s2, h1: h1, h2: h2, l1: l1, l2: l2)
+    }
+
+    init(s1: Float, s2: Float, h1: Float, h2: Float, l1: Float, l2: Float) {
+        self.s1 = s1
+        self.s2 = s2
+        self.h1 = h1
+        self.h2 = h2
+        self.l1 = l1
+        self.l2 = l2
+    }
+
+    /// States below 1e-15 to zero, at grid points (no decay reaches denormals from there
+    /// within a segment).
+    @inline(__always)
+    mutating func flush() {
+        flushTiny(&s1, below: 1e-15)
+        flushTiny(&s2, below: 1e-15)
+        flushTiny(&h1, below: 1e-15)
+        flushTiny(&h2, below: 1e-15)
+        flushTiny(&l1, below: 1e-15)
+        flushTiny(&l2, below: 1e-15)
     }
 }
