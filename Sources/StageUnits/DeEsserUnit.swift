@@ -171,9 +171,9 @@ public final class DeEsserUnit: RackUnit, UnitMeter {
         // Only the first segment can start off the grid: the remainder is taken once.
         let phase = Int(start % Int64(grid))
         if params.isSteady(Param.frequency) && frequency[0] == cachedFrequency {
-            // The usual block (the split holds still): each channel runs the whole block
-            // in one loop, its states in registers, flushed at the same grid points as below
-            // (so the result is the same). About 4 instructions a sample fewer.
+            // The usual block (the split holds still): no coefficient checks, the channel
+            // loop outside the segments; the same segments and flushes as below, so the
+            // same result. About 5 instructions a sample fewer.
             let coef = coefficients
             for c in 0..<chans {
                 let src = input[min(c, input.channelCount - 1)]
@@ -182,10 +182,9 @@ public final class DeEsserUnit: RackUnit, UnitMeter {
                 var gridPoint = grid &- phase
                 while i < n {
                     let end = min(n, gridPoint)
-                    var bands = CrossoverState(state + 6 &* c)
-                    bands.run(coef, src, high: high, low: high + lowOffset, from: i, to: end)
-                    if end == gridPoint { bands.flush() }
-                    bands.store(state + 6 &* c)
+                    Self.runCrossover(
+                        coef, src, high: high, low: high + lowOffset, from: i, to: end, state: state + 6 &* c,
+                        flush: end == gridPoint)
                     i = end
                     gridPoint = end &+ grid
                 }
@@ -205,14 +204,49 @@ public final class DeEsserUnit: RackUnit, UnitMeter {
             let coef = coefficients
             for c in 0..<chans {
                 let high = scratch + stride &* c
-                var bands = CrossoverState(state + 6 &* c)
-                bands.run(coef, input[min(c, input.channelCount - 1)], high: high, low: high + lowOffset, from: i, to: end)
-                if end == gridPoint { bands.flush() }
-                bands.store(state + 6 &* c)
+                Self.runCrossover(
+                    coef, input[min(c, input.channelCount - 1)], high: high, low: high + lowOffset, from: i, to: end,
+                    state: state + 6 &* c, flush: end == gridPoint)
             }
             i = end
             segmentPhase = 0
         }
+    }
+
+    /// The three state-variable filters of one channel (the split, the high band's second
+    /// stage, the low band's second stage: a 4th-order Linkwitz–Riley crossover) over
+    /// frames `from..<to` of `src` into the high and low bands; `state` holds their six
+    /// states, flushed below 1e-15 at the end when `flush` (a grid point: no decay reaches
+    /// the denormals from there within a segment). Thread: render.
+    @inline(__always)
+    static func runCrossover(
+        _ coef: SVFCoefficients, _ src: UnsafeMutablePointer<Float>, high: UnsafeMutablePointer<Float>,
+        low: UnsafeMutablePointer<Float>, from: Int, to: Int, state s: UnsafeMutablePointer<Float>, flush: Bool
+    ) {
+        let k: Float = 1.414_213_56
+        var s1 = s[0], s2 = s[1], h1 = s[2], h2 = s[3], l1 = s[4], l2 = s[5]
+        for j in from..<to {
+            let x = src[j]
+            let first = coef.tick(x, &s1, &s2)
+            let hp1 = x - k * first.band - first.low
+            let second = coef.tick(hp1, &h1, &h2)
+            high[j] = hp1 - k * second.band - second.low
+            low[j] = coef.tick(first.low, &l1, &l2).low
+        }
+        if flush {
+            flushTiny(&s1, below: 1e-15)
+            flushTiny(&s2, below: 1e-15)
+            flushTiny(&h1, below: 1e-15)
+            flushTiny(&h2, below: 1e-15)
+            flushTiny(&l1, below: 1e-15)
+            flushTiny(&l2, below: 1e-15)
+        }
+        s[0] = s1
+        s[1] = s2
+        s[2] = h1
+        s[3] = h2
+        s[4] = l1
+        s[5] = l2
     }
 
     /// Pass 2: the linked detector, the reduction, and the output.
@@ -295,14 +329,6 @@ struct DeEsserDetector {
     /// The block's most reduction (dB, ≤ 0), for the meter.
     var most: Float = 0
 
-    init(power: Float, change: Float, coefficient: Float, attack: Float, release: Float) {
-        self.power = power
-        self.change = change
-        self.coefficient = coefficient
-        self.attack = attack
-        self.release = release
-    }
-
     /// One sample: the high band's (largest) square in, the gain for that sample out.
     /// Above `threshold` the target is the excess in dB, no deeper than `floor` (−range).
     @inline(__always)
@@ -319,69 +345,3 @@ struct DeEsserDetector {
     }
 }
 
-/// The de-esser's three state-variable filters (the split, the high band's second stage,
-/// the low band's second stage: a 4th-order Linkwitz–Riley crossover), their states in
-/// registers while a segment runs. Thread: render.
-struct CrossoverState {
-    var s1: Float, s2: Float, h1: Float, h2: Float, l1: Float, l2: Float
-
-    @inline(__always)
-    init(_ p: UnsafeMutablePointer<Float>) {
-        s1 = p[0]
-        s2 = p[1]
-        h1 = p[2]
-        h2 = p[3]
-        l1 = p[4]
-        l2 = p[5]
-    }
-
-    @inline(__always)
-    func store(_ p: UnsafeMutablePointer<Float>) {
-        p[0] = s1
-        p[1] = s2
-        p[2] = h1
-        p[3] = h2
-        p[4] = l1
-        p[5] = l2
-    }
-
-    /// Frames `from..<to` of `src` into the high and low bands.
-    @inline(__always)
-    mutating func run(
-        _ coef: SVFCoefficients, _ src: UnsafeMutablePointer<Float>, high: UnsafeMutablePointer<Float>,
-        low: UnsafeMutablePointer<Float>, from: Int, to: Int
-    ) {
-        let k: Float = 1.414_213_56
-        var s1 = s1, s2 = s2, h1 = h1, h2 = h2, l1 = l1, l2 = l2
-        for j in from..<to {
-            let x = src[j]
-            let first = coef.tick(x, &s1, &s2)
-            let hp1 = x - k * first.band - first.low
-            let second = coef.tick(hp1, &h1, &h2)
-            high[j] = hp1 - k * second.band - second.low
-            low[j] = coef.tick(first.low, &l1, &l2).low
-        }
-        self = CrossoverState(s1: s1, s2: s2, h1: h1, h2: h2, l1: l1, l2: l2)
-    }
-
-    init(s1: Float, s2: Float, h1: Float, h2: Float, l1: Float, l2: Float) {
-        self.s1 = s1
-        self.s2 = s2
-        self.h1 = h1
-        self.h2 = h2
-        self.l1 = l1
-        self.l2 = l2
-    }
-
-    /// States below 1e-15 to zero, at grid points (no decay reaches denormals from there
-    /// within a segment).
-    @inline(__always)
-    mutating func flush() {
-        flushTiny(&s1, below: 1e-15)
-        flushTiny(&s2, below: 1e-15)
-        flushTiny(&h1, below: 1e-15)
-        flushTiny(&h2, below: 1e-15)
-        flushTiny(&l1, below: 1e-15)
-        flushTiny(&l2, below: 1e-15)
-    }
-}
