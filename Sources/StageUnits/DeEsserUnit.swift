@@ -143,20 +143,12 @@ public final class DeEsserUnit: RackUnit, UnitMeter {
     }
 
     public func render(_ context: RenderContext) {
-        guard let filterState, let scratch else { return }
-        let n = context.frameCount
-        let input = context.inputs[0]
-        let output = context.outputs[0]
-        if n <= 0 { return }
-        if input.channelCount == 0 {
-            output.clear(frames: n)
-            return
-        }
-        let chans = min(output.channelCount, channels)
+        guard let filterState, let scratch, let buses = StripBuses(context, preparedChannels: channels) else { return }
+        let n = buses.frames, input = buses.input, output = buses.output, chans = buses.channels
         let params = context.parameters
         splitBands(params, input: input, frames: n, channels: chans, start: context.sampleTime, state: filterState, scratch: scratch)
         applyReduction(params, input: input, output: output, frames: n, channels: chans, scratch: scratch)
-        for c in chans..<output.channelCount { output[c].update(repeating: 0, count: n) }
+        buses.clearUnusedOutputs()
     }
 
     /// Pass 1: the Linkwitz–Riley bands of every channel into scratch (high, low).

@@ -300,16 +300,8 @@ public final class DynamicsUnit: RackUnit, UnitMeter {
     }
 
     public func render(_ context: RenderContext) {
-        guard let ring, let scratch else { return }
-        let n = context.frameCount
-        let input = context.inputs[0]
-        let output = context.outputs[0]
-        if n <= 0 { return }
-        if input.channelCount == 0 {
-            output.clear(frames: n)
-            return
-        }
-        let chans = min(output.channelCount, channels)
+        guard let ring, let scratch, let buses = StripBuses(context, preparedChannels: channels) else { return }
+        let n = buses.frames, input = buses.input, output = buses.output, chans = buses.channels
         let params = context.parameters
         // Pass 1: the detector's input, the largest square over the channels.
         let first = input[0]
@@ -358,7 +350,7 @@ public final class DynamicsUnit: RackUnit, UnitMeter {
             }
         }
         if delay > 0 { writeIndex = (writeIndex + n) & mask }
-        for c in chans..<output.channelCount { output[c].update(repeating: 0, count: n) }
+        buses.clearUnusedOutputs()
         let expanded = st.leastExpansion > 0 ? -FastDecibels.powerToDecibels(st.leastExpansion * st.leastExpansion) : 120
         reduction.store((-st.mostCompression + expanded).bitPattern, ordering: .relaxed)
     }
