@@ -10,7 +10,8 @@
 # doing everything but the work (`strip-bench none`, `sox in out`). valgrind 3.19 rejects
 # the release binary's debug info, so callgrind counts a copy made with
 # `objcopy --strip-debug` (PEERS.md). Also prints thread-CPU ns per sample (medians of
-# interleaved rounds) for the units against C. Ratios are the figures to read.
+# interleaved rounds) for the units against C. Ratios are the figures to read. Column
+# `c-like`: the C reference with the Swift units' log2/exp2 formulation (README).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_OF_INPUT=${1:-60}
@@ -20,23 +21,21 @@ mkdir -p "$OUT"
 echo "== build" >&2
 swift build -c release --target StageUnits >&2
 BIN=$(swift build -c release --show-bin-path)
-gcc -O2 -c Benchmarks/strip/ref_strip.c -o "$OUT/ref_strip.o"
-swiftc -O -wmo -module-name StripBench -I "$BIN/Modules" \
-    -import-objc-header Benchmarks/strip/ref_strip.h \
-    Benchmarks/strip/StripBench.swift "$OUT/ref_strip.o" \
-    "$BIN"/StageCore.build/*.o "$BIN"/StageUnits.build/*.o \
-    -o "$OUT/strip-bench"
-objcopy --strip-debug "$OUT/strip-bench" "$OUT/strip-bench-nodebug"
+# The bench linked with one build of the C reference: build_bench GCC_FLAGS NAME.
+build_bench() {
+    gcc -O2 $1 -c Benchmarks/strip/ref_strip.c -o "$OUT/$2.o"
+    swiftc -O -wmo -module-name StripBench -I "$BIN/Modules" \
+        -import-objc-header Benchmarks/strip/ref_strip.h \
+        Benchmarks/strip/StripBench.swift "$OUT/$2.o" \
+        "$BIN"/StageCore.build/*.o "$BIN"/StageUnits.build/*.o \
+        -o "$OUT/$2"
+    objcopy --strip-debug "$OUT/$2" "$OUT/$2-nodebug"
+}
+build_bench "" strip-bench
 # The like-for-like reference: ref_strip.c with the Swift units' integer log2 split and
 # unclamped exp2 (-DREF_LIKE_SWIFT; same output bit for bit). The column `c` keeps the
 # first reference, as the issue's figures were taken against it.
-gcc -O2 -DREF_LIKE_SWIFT -c Benchmarks/strip/ref_strip.c -o "$OUT/ref_strip_like.o"
-swiftc -O -wmo -module-name StripBench -I "$BIN/Modules" \
-    -import-objc-header Benchmarks/strip/ref_strip.h \
-    Benchmarks/strip/StripBench.swift "$OUT/ref_strip_like.o" \
-    "$BIN"/StageCore.build/*.o "$BIN"/StageUnits.build/*.o \
-    -o "$OUT/strip-bench-like"
-objcopy --strip-debug "$OUT/strip-bench-like" "$OUT/strip-bench-like-nodebug"
+build_bench -DREF_LIKE_SWIFT strip-bench-like
 
 # Instructions of one command (callgrind's total Ir).
 instr() {
