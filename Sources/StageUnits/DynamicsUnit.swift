@@ -311,7 +311,7 @@ public final class DynamicsUnit: RackUnit, UnitMeter {
             for i in 0..<n { scratch[i] = max(scratch[i], src[i] * src[i]) }
         }
         // Pass 2: squares to gains, in place.
-        // A fixed count (the type's parameters): the loop unrolls to ten byte tests.
+        // The type's own count (a constant) rather than the bank's.
         var steady = true
         for p in 0..<Param.count where !params.isSteady(p) { steady = false }
         var ctl = control.pointee
