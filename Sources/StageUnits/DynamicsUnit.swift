@@ -65,8 +65,6 @@ public struct DynamicsUnitType: UnitType {
         static let expansionHysteresis = 7
         static let overallGain = 8
         static let headRoom = 9
-        /// How many there are.
-        static let count = 10
     }
 
     public static let maxLookahead = 0.02
@@ -311,9 +309,8 @@ public final class DynamicsUnit: RackUnit, UnitMeter {
             for i in 0..<n { scratch[i] = max(scratch[i], src[i] * src[i]) }
         }
         // Pass 2: squares to gains, in place.
-        // The type's own count (a constant) rather than the bank's.
         var steady = true
-        for p in 0..<Param.count where !params.isSteady(p) { steady = false }
+        for p in 0..<params.count where !params.isSteady(p) { steady = false }
         var ctl = control.pointee
         ctl.update(params, frame: 0, sampleRate: sampleRate)
         var st = DynamicsState(state)
