@@ -71,6 +71,8 @@ void ref_eq_block(ref_eq *e, const float *in, float *out, int n) {
 }
 
 /* ---- fast dB ---- */
+#ifndef REF_LIKE_SWIFT
+/* As the first pass of the Swift units had them (and as run.sh's reference keeps them). */
 static inline float fast_log2(float x) {
     union { float f; uint32_t u; } v = {x};
     int32_t ex = (int32_t)((v.u >> 23) & 0xff) - 127;
@@ -84,6 +86,23 @@ static inline float fast_log2(float x) {
 
 static inline float fast_exp2(float x) {
     float c = x < -126 ? -126 : (x > 126 ? 126 : x);
+#else
+/* -DREF_LIKE_SWIFT: the same two rewrites as the Swift units' second pass (README): the
+ * exponent/mantissa split in integers, and no clamp in exp2 (the gains are bounded far
+ * inside ±126). Same output bit for bit; run.sh reports it as the like-for-like column. */
+static inline float fast_log2(float x) {
+    union { float f; int32_t i; } v = {x};
+    int32_t ex = (v.i - 0x3f3504f4) >> 23;
+    v.i -= ex * (1 << 23);
+    float m = v.f;
+    float t = (m - 1) / (m + 1), t2 = t * t;
+    float s = t * (1 + t2 * (0.33333333f + t2 * (0.2f + t2 * 0.14285714f)));
+    return (float)ex + 2.88539008f * s;
+}
+
+static inline float fast_exp2(float x) {
+    float c = x;
+#endif
     float nf = (c + 12582912.0f) - 12582912.0f;
     float f = (c - nf) * 0.69314718f;
     float p = 1 + f * (1 + f * (0.5f + f * (0.16666667f + f * (0.041666668f + f * (0.008333334f + f * 0.001388889f)))));

@@ -10,7 +10,8 @@
 # doing everything but the work (`strip-bench none`, `sox in out`). valgrind 3.19 rejects
 # the release binary's debug info, so callgrind counts a copy made with
 # `objcopy --strip-debug` (PEERS.md). Also prints thread-CPU ns per sample (medians of
-# interleaved rounds) for the units against C. Ratios are the figures to read.
+# interleaved rounds) for the units against C. Ratios are the figures to read. Column
+# `c-like`: the C reference with the Swift units' log2/exp2 formulation (README).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_OF_INPUT=${1:-60}
@@ -20,13 +21,21 @@ mkdir -p "$OUT"
 echo "== build" >&2
 swift build -c release --target StageUnits >&2
 BIN=$(swift build -c release --show-bin-path)
-gcc -O2 -c Benchmarks/strip/ref_strip.c -o "$OUT/ref_strip.o"
-swiftc -O -wmo -module-name StripBench -I "$BIN/Modules" \
-    -import-objc-header Benchmarks/strip/ref_strip.h \
-    Benchmarks/strip/StripBench.swift "$OUT/ref_strip.o" \
-    "$BIN"/StageCore.build/*.o "$BIN"/StageUnits.build/*.o \
-    -o "$OUT/strip-bench"
-objcopy --strip-debug "$OUT/strip-bench" "$OUT/strip-bench-nodebug"
+# The bench linked with one build of the C reference: build_bench GCC_FLAGS NAME.
+build_bench() {
+    gcc -O2 $1 -c Benchmarks/strip/ref_strip.c -o "$OUT/$2.o"
+    swiftc -O -wmo -module-name StripBench -I "$BIN/Modules" \
+        -import-objc-header Benchmarks/strip/ref_strip.h \
+        Benchmarks/strip/StripBench.swift "$OUT/$2.o" \
+        "$BIN"/StageCore.build/*.o "$BIN"/StageUnits.build/*.o \
+        -o "$OUT/$2"
+    objcopy --strip-debug "$OUT/$2" "$OUT/$2-nodebug"
+}
+build_bench "" strip-bench
+# The like-for-like reference: ref_strip.c with the Swift units' integer log2 split and
+# unclamped exp2 (-DREF_LIKE_SWIFT; same output bit for bit). The column `c` keeps the
+# first reference, as the issue's figures were taken against it.
+build_bench -DREF_LIKE_SWIFT strip-bench-like
 
 # Instructions of one command (callgrind's total Ir).
 instr() {
@@ -36,8 +45,10 @@ instr() {
 }
 
 B="$OUT/strip-bench-nodebug"
+L="$OUT/strip-bench-like-nodebug"
 N=$((SECONDS_OF_INPUT * 48000))
 base=$(instr "$B" none eq "$SECONDS_OF_INPUT")
+likebase=$(instr "$L" none eq "$SECONDS_OF_INPUT")
 "$B" write "$OUT/voice.raw" "$SECONDS_OF_INPUT"
 sox -t raw -r 48000 -e floating-point -b 32 -c 1 "$OUT/voice.raw" "$OUT/voice.wav"
 soxbase=$(instr sox "$OUT/voice.wav" "$OUT/copy.wav")
@@ -45,18 +56,19 @@ SOX_EQ="highpass 90 equalizer 300 1.0q -3 equalizer 1000 1.0q 2 equalizer 3000 1
 SOX_COMP="compand 0.01,0.15 6:-70,-70,-20,-20,0,-13.33 0 -90 0"
 
 echo "== instructions per sample (callgrind, net of set-up / file copy), $SECONDS_OF_INPUT s"
-printf '%-9s %10s %10s %10s %12s %12s\n' unit swift c sox swift/c swift/sox
+printf '%-9s %10s %10s %10s %10s %12s %12s %12s\n' unit swift c c-like sox swift/c swift/c-like swift/sox
 for u in eq dynamics deesser strip; do
     s=$(( ($(instr "$B" swift "$u" "$SECONDS_OF_INPUT") - base) ))
     c=$(( ($(instr "$B" c "$u" "$SECONDS_OF_INPUT") - base) ))
+    cl=$(( ($(instr "$L" c "$u" "$SECONDS_OF_INPUT") - likebase) ))
     case $u in
         eq) sx=$(( $(instr sox "$OUT/voice.wav" "$OUT/o.wav" $SOX_EQ) - soxbase )) ;;
         dynamics) sx=$(( $(instr sox "$OUT/voice.wav" "$OUT/o.wav" $SOX_COMP) - soxbase )) ;;
         strip) sx=$(( $(instr sox "$OUT/voice.wav" "$OUT/o.wav" $SOX_EQ $SOX_COMP) - soxbase )) ;;
         *) sx=0 ;;
     esac
-    awk -v u="$u" -v s="$s" -v c="$c" -v x="$sx" -v n="$N" 'BEGIN {
-        printf "%-9s %10.1f %10.1f %10s %12.2f %12s\n", u, s / n, c / n, (x > 0 ? sprintf("%.1f", x / n) : "-"), s / c, (x > 0 ? sprintf("%.2f", s / x) : "-")
+    awk -v u="$u" -v s="$s" -v c="$c" -v cl="$cl" -v x="$sx" -v n="$N" 'BEGIN {
+        printf "%-9s %10.1f %10.1f %10.1f %10s %12.2f %12.2f %12s\n", u, s / n, c / n, cl / n, (x > 0 ? sprintf("%.1f", x / n) : "-"), s / c, s / cl, (x > 0 ? sprintf("%.2f", s / x) : "-")
     }'
 done
 rm -f "$OUT/o.wav" "$OUT/copy.wav"

@@ -155,7 +155,9 @@ struct DynamicsControl {
         let v = SIMD8<Float>(
             p[P.threshold][i], p[P.ratio][i], p[P.knee][i], p[P.expansionThreshold][i], p[P.expansionRatio][i],
             p[P.expansionHysteresis][i], p[P.overallGain][i], p[P.headRoom][i])
-        if v == raw { return }
+        // Lane-wise compare and one mask test (`v == raw` compiled to a loop over the lanes
+        // through the stack, about 100 instructions a block).
+        if all(v .== raw) { return }
         raw = v
         threshold = v[0]
         var ratio = min(max(v[1], 1), 100)
@@ -296,16 +298,8 @@ public final class DynamicsUnit: RackUnit, UnitMeter {
     }
 
     public func render(_ context: RenderContext) {
-        guard let ring, let scratch else { return }
-        let n = context.frameCount
-        let input = context.inputs[0]
-        let output = context.outputs[0]
-        if n <= 0 { return }
-        if input.channelCount == 0 {
-            output.clear(frames: n)
-            return
-        }
-        let chans = min(output.channelCount, channels)
+        guard let ring, let scratch, let buses = StripBuses(context, preparedChannels: channels) else { return }
+        let n = buses.frames, input = buses.input, output = buses.output, chans = buses.channels
         let params = context.parameters
         // Pass 1: the detector's input, the largest square over the channels.
         let first = input[0]
@@ -353,7 +347,7 @@ public final class DynamicsUnit: RackUnit, UnitMeter {
             }
         }
         if delay > 0 { writeIndex = (writeIndex + n) & mask }
-        for c in chans..<output.channelCount { output[c].update(repeating: 0, count: n) }
+        buses.clearUnusedOutputs()
         let expanded = st.leastExpansion > 0 ? -FastDecibels.powerToDecibels(st.leastExpansion * st.leastExpansion) : 120
         reduction.store((-st.mostCompression + expanded).bitPattern, ordering: .relaxed)
     }
@@ -365,10 +359,25 @@ public final class DynamicsUnit: RackUnit, UnitMeter {
         _ buffer: UnsafeMutablePointer<Float>, count: Int, _ ctl: DynamicsControl, _ state: inout DynamicsState,
         _ alpha: Float, _ gateAlpha: Float
     ) {
+        // One loop with the expander and one without: deciding per sample cost a compare
+        // and a branch a sample.
+        if ctl.expansionSlope > 0 {
+            gainsLoop(buffer, count: count, ctl, &state, alpha, gateAlpha, gateOn: true)
+        } else {
+            gainsLoop(buffer, count: count, ctl, &state, alpha, gateAlpha, gateOn: false)
+        }
+    }
+
+    /// `gains` with the expander on or off (a constant where it is inlined).
+    @inline(__always)
+    static func gainsLoop(
+        _ buffer: UnsafeMutablePointer<Float>, count: Int, _ ctl: DynamicsControl, _ state: inout DynamicsState,
+        _ alpha: Float, _ gateAlpha: Float, gateOn: Bool
+    ) {
         var power = state.power, comp = state.comp, expansion = state.expansion, open = state.open
         var gatePower = state.gatePower, mostCompression = state.mostCompression, leastExpansion = state.leastExpansion
         let attack = ctl.attack, release = ctl.release, makeup = ctl.makeup
-        let gateOn = ctl.expansionSlope > 0, te = ctl.expansionThreshold, closeBelow = te - ctl.hysteresis
+        let te = ctl.expansionThreshold, closeBelow = te - ctl.hysteresis
         let expansionSlope = ctl.expansionSlope
         for i in 0..<count {
             let square = buffer[i]

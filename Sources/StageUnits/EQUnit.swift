@@ -198,18 +198,10 @@ public final class EQUnit: RackUnit {
     public var tailSeconds: Double { tail.load(ordering: .relaxed) }
 
     public func render(_ context: RenderContext) {
-        guard let state else { return }
-        let n = context.frameCount
-        let input = context.inputs[0]
-        let output = context.outputs[0]
-        if n <= 0 { return }
-        if input.channelCount == 0 {
-            output.clear(frames: n)
-            return
-        }
-        let chans = min(output.channelCount, channels)
+        guard let state, let buses = StripBuses(context, preparedChannels: channels) else { return }
+        let n = buses.frames, input = buses.input, output = buses.output, chans = buses.channels
         for c in 0..<chans { output[c].update(from: input[min(c, input.channelCount - 1)], count: n) }
-        for c in chans..<output.channelCount { output[c].update(repeating: 0, count: n) }
+        buses.clearUnusedOutputs()
 
         let params = context.parameters
         let start = context.sampleTime

@@ -49,39 +49,7 @@ struct SVFCoefficients: Equatable {
         _ buffer: UnsafeMutablePointer<Float>, frames: Int, state: UnsafeMutablePointer<Float>,
         step: SVFCoefficients, bypass: UnsafePointer<Float>?
     ) -> SVFCoefficients {
-        var s1 = state[0], s2 = state[1]
-        var a1 = a1, a2 = a2, a3 = a3, m0 = m0, m1 = m1, m2 = m2
-        for i in 0..<frames {
-            a1 += step.a1
-            a2 += step.a2
-            a3 += step.a3
-            m0 += step.m0
-            m1 += step.m1
-            m2 += step.m2
-            let x = buffer[i]
-            if let bypass, bypass[i] == 1 {
-                s1 = 0
-                s2 = 0
-                continue
-            }
-            let v3 = x - s2
-            let v1 = a1 * s1 + a2 * v3
-            let v2 = s2 + a2 * s1 + a3 * v3
-            s1 = 2 * v1 - s1
-            s2 = 2 * v2 - s2
-            let y = m0 * x + m1 * v1 + m2 * v2
-            if let bypass { buffer[i] = x + (1 - bypass[i]) * (y - x) } else { buffer[i] = y }
-        }
-        state[0] = s1
-        state[1] = s2
-        var end = SVFCoefficients()
-        end.a1 = a1
-        end.a2 = a2
-        end.a3 = a3
-        end.m0 = m0
-        end.m1 = m1
-        end.m2 = m2
-        return end
+        process(buffer, frames: frames, state: state, step: step, bypass: bypass)
     }
 
     /// True when y = x exactly (a peak or shelf at 0 dB): the band can be skipped.
@@ -91,19 +59,7 @@ struct SVFCoefficients: Equatable {
     /// Thread: render.
     @inline(__always)
     func run(_ buffer: UnsafeMutablePointer<Float>, frames: Int, state: UnsafeMutablePointer<Float>) {
-        var s1 = state[0], s2 = state[1]
-        let a1 = a1, a2 = a2, a3 = a3, m0 = m0, m1 = m1, m2 = m2
-        for i in 0..<frames {
-            let x = buffer[i]
-            let v3 = x - s2
-            let v1 = a1 * s1 + a2 * v3
-            let v2 = s2 + a2 * s1 + a3 * v3
-            s1 = 2 * v1 - s1
-            s2 = 2 * v2 - s2
-            buffer[i] = m0 * x + m1 * v1 + m2 * v2
-        }
-        state[0] = s1
-        state[1] = s2
+        _ = process(buffer, frames: frames, state: state, step: nil, bypass: nil)
     }
 
     /// As `run`, crossfaded with the unfiltered signal: y = x + (1 − bypass[i])·(filtered − x).
@@ -113,27 +69,45 @@ struct SVFCoefficients: Equatable {
         _ buffer: UnsafeMutablePointer<Float>, frames: Int, state: UnsafeMutablePointer<Float>,
         bypass: UnsafePointer<Float>
     ) {
+        _ = process(buffer, frames: frames, state: state, step: nil, bypass: bypass)
+    }
+
+    /// The one loop behind `run` and `runRamp`: with a `step`, every coefficient moves by
+    /// it before each sample; with `bypass`, the output is crossfaded with the input, and a
+    /// fully bypassed sample (1) leaves the state cleared, exactly as a skipped band does,
+    /// so the result does not depend on where blocks begin. Inlined with `step` and
+    /// `bypass` known at each call, so each caller gets its own loop with nothing to decide
+    /// per sample (the instruction counts of `Benchmarks/strip` are unchanged by sharing
+    /// it). Returns the coefficients after the last sample. Thread: render.
+    @inline(__always)
+    func process(
+        _ buffer: UnsafeMutablePointer<Float>, frames: Int, state: UnsafeMutablePointer<Float>,
+        step: SVFCoefficients?, bypass: UnsafePointer<Float>?
+    ) -> SVFCoefficients {
         var s1 = state[0], s2 = state[1]
-        let a1 = a1, a2 = a2, a3 = a3, m0 = m0, m1 = m1, m2 = m2
+        var c = self
         for i in 0..<frames {
+            if let step {
+                c.a1 += step.a1
+                c.a2 += step.a2
+                c.a3 += step.a3
+                c.m0 += step.m0
+                c.m1 += step.m1
+                c.m2 += step.m2
+            }
             let x = buffer[i]
-            // Fully bypassed samples leave the state cleared, exactly as a skipped band
-            // does, so the result does not depend on where blocks begin.
-            if bypass[i] == 1 {
+            if let bypass, bypass[i] == 1 {
                 s1 = 0
                 s2 = 0
                 continue
             }
-            let v3 = x - s2
-            let v1 = a1 * s1 + a2 * v3
-            let v2 = s2 + a2 * s1 + a3 * v3
-            s1 = 2 * v1 - s1
-            s2 = 2 * v2 - s2
-            let y = m0 * x + m1 * v1 + m2 * v2
-            buffer[i] = x + (1 - bypass[i]) * (y - x)
+            let (v1, v2) = c.tick(x, &s1, &s2)
+            let y = c.m0 * x + c.m1 * v1 + c.m2 * v2
+            if let bypass { buffer[i] = x + (1 - bypass[i]) * (y - x) } else { buffer[i] = y }
         }
         state[0] = s1
         state[1] = s2
+        return c
     }
 
     /// One sample; returns (band, low) and updates the state. Thread: render.
