@@ -135,6 +135,11 @@ public protocol UnitType: Sendable {
     /// Groups of parameters of which a rack's `params` may set at most one (two ways of
     /// saying the same thing, such as the dynamics unit's `ratio` and `headRoom`).
     var exclusiveParameters: [[String]] { get }
+    /// Whether the engine may skip a unit of this type while nobody hears it (UnitSilence.swift).
+    var silence: UnitSilence { get }
+    /// For each input bus, the parameters that make it inaudible (a mixer's fader and
+    /// mute), or nil: what lets the engine know its source is not heard.
+    func inputGates(_ settings: UnitSettings) -> [InputGate?]
     /// Makes a unit. Thread: control. May load files (SoundFonts) and throw.
     func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit
 }
@@ -145,6 +150,8 @@ extension UnitType {
     public var receivesMIDI: Bool { false }
     public func check(_ settings: UnitSettings) -> [SettingProblem] { [] }
     public var exclusiveParameters: [[String]] { [] }
+    public var silence: UnitSilence { .alwaysRuns }
+    public func inputGates(_ settings: UnitSettings) -> [InputGate?] { [] }
 }
 
 /// The unit types a program knows, by name. Thread: any.
