@@ -4,6 +4,7 @@
 #
 #   Benchmarks/render/run.sh [SECONDS]     (default 60 s of voice-like input and MIDI song)
 #   LONG_SECONDS=3600 (the long input of the memory comparison; 0 skips it)
+#   STAGERACK=path/to/stagerack (a binary already built: no build)
 #
 # 1. File I/O floor, instructions (callgrind, start-up included): a rack of only
 #    input -> output writing stereo float (.w64), against
@@ -27,9 +28,11 @@ for tool in sox fluidsynth valgrind /usr/bin/time; do
 done
 [[ -r $FONT ]] || { echo "missing $FONT (scripts/install-deps.sh --test)" >&2; exit 1; }
 
-echo "== build" >&2
-swift build -c release --product stagerack >&2
-objcopy --strip-debug .build/release/stagerack "$OUT/stagerack"
+if [[ -z ${STAGERACK:-} ]]; then
+    echo "== build" >&2
+    swift build -c release --product stagerack >&2
+fi
+objcopy --strip-debug "${STAGERACK:-.build/release/stagerack}" "$OUT/stagerack"
 SR="$OUT/stagerack"
 
 echo "== material: ${S} s voice-like input, ${S} s MIDI song (Benchmarks/synth/make_song.py)" >&2

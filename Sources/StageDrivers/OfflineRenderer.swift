@@ -198,11 +198,7 @@ public final class OfflineRenderer {
             }
             player.render(frameCount: n, input: inputBus, output: out)
             player.collectRetired()
-            var blockPeak: Float = 0
-            for c in 0..<2 {
-                let p = out[c]
-                for i in 0..<n { blockPeak = max(blockPeak, abs(p[i])) }
-            }
+            let blockPeak = max(Self.peak(out[0], n), Self.peak(out[1], n))
             peak = max(peak, blockPeak)
             silentFrames = blockPeak < RackPlayer.silenceThreshold ? silentFrames + n : 0
             try sink(out, n)
@@ -218,6 +214,19 @@ public final class OfflineRenderer {
         return Summary(
             frames: done, sampleRate: plan.sampleRate, peak: peak, cpuSeconds: ProcessUsage.now().cpuSeconds - cpuStart,
             safety: player.current.safety, switches: switches)
+    }
+}
+
+extension OfflineRenderer {
+    /// The largest magnitude among `n` samples. As integers: a finite float without its
+    /// sign bit orders as its bit pattern, and an integer max vectorises where a float max
+    /// did not (9 instructions a sample; `pointwiseMax` on SIMD8 was a call per 8). The
+    /// output stage has already replaced NaNs.
+    static func peak(_ p: UnsafeMutablePointer<Float>, _ n: Int) -> Float {
+        let bits = UnsafeRawPointer(p).assumingMemoryBound(to: UInt32.self)
+        var m: UInt32 = 0
+        for i in 0..<n { m = max(m, bits[i] & 0x7fff_ffff) }
+        return Float(bitPattern: m)
     }
 }
 

@@ -41,6 +41,8 @@ public final class RenderEngine: @unchecked Sendable {
     let bypass: UnitBypass
     /// Which units nobody hears, skipped (SilenceTracker).
     let silence: SilenceTracker
+    /// The inputs of a unit heard again, faded in (30 ms).
+    let resumeFade: ResumeFade
     /// Channel pointers of the host buses at an offset within the block (input, then output).
     let hostPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Per-step duration of the last instrumented blocks, in nanoseconds (benchmarks).
@@ -62,6 +64,7 @@ public final class RenderEngine: @unchecked Sendable {
         unitEvents = .allocate(capacity: eventsPerBlock)
         bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
         silence = SilenceTracker(plan: plan)
+        resumeFade = ResumeFade(plan: plan)
         hostPointers = .allocate(capacity: plan.hostInput.channelCount + plan.hostOutput.channelCount)
         hostPointers.initialize(repeating: plan.hostOutput[0], count: plan.hostInput.channelCount + plan.hostOutput.channelCount)
         stepNanoseconds = .allocate(capacity: max(plan.steps.count, 1))
@@ -151,9 +154,18 @@ public final class RenderEngine: @unchecked Sendable {
                 for o in step.outputs { o.clear(frames: frameCount) }
             } else {
                 for a in step.adapters { adapt(a, frames: frameCount) }
+                var inputs = step.inputs
+                let resumedAt = silence.resumedAt[u]
+                if resumedAt != .min {
+                    if resumeFade.isFading(resumedAt: resumedAt, start: start) {
+                        inputs = resumeFade.fadedInputs(step.inputs, resumedAt: resumedAt, start: start, count: frameCount)
+                    } else {
+                        silence.resumedAt[u] = .min
+                    }
+                }
                 let context = RenderContext(
                     frameCount: frameCount, sampleTime: start, sampleRate: plan.sampleRate, tempo: tempo,
-                    inputs: step.inputs, outputs: step.outputs, parameters: bank.renderValues,
+                    inputs: inputs, outputs: step.outputs, parameters: bank.renderValues,
                     events: UnsafeBufferPointer(start: unitEvents, count: unitEventCount), hostInput: hostInput,
                     hostOutput: hostOutput, safety: safetyCounters)
                 if measuresSteps {

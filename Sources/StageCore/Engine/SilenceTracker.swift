@@ -6,7 +6,7 @@
 /// pending. A skippable unit found unheard at a point of the absolute 64-frame grid of the
 /// engine clock goes *dormant*: it is not rendered and its outputs read as silence (zeros,
 /// and its silence flag set). At the first frame it is heard again (always an event's frame)
-/// it is `reset()` and renders from there.
+/// it is `reset()` and renders from there, its inputs faded in over 30 ms (ResumeFade).
 ///
 /// Block-size invariance: dormancy starts only on the grid and ends only at event frames;
 /// the engine cuts its blocks at both (events on gate parameters; grid points while a unit
@@ -43,6 +43,9 @@ final class SilenceTracker {
     let gating: UnsafeMutablePointer<Bool>
     let parameterStart: UnsafeMutablePointer<Int>
     let isGateParameter: UnsafeMutablePointer<Bool>
+    /// The frame each unit was last heard again (its inputs fade in from there: ResumeFade),
+    /// or `Int64.min`.
+    let resumedAt: UnsafeMutablePointer<Int64>
     /// Segments each unit rendered (tests count them: a dormant unit renders none).
     let renders: UnsafeMutablePointer<Int>
     /// True after an evaluation found a unit that may go dormant at the next grid point.
@@ -63,6 +66,8 @@ final class SilenceTracker {
         mayBeHeard = .allocate(capacity: n)
         mayBeHeard.initialize(repeating: true, count: n)
         renders = .allocate(capacity: n)
+        resumedAt = .allocate(capacity: n)
+        resumedAt.initialize(repeating: .min, count: n)
         renders.initialize(repeating: 0, count: n)
         reverseOrder = .allocate(capacity: max(plan.steps.count, 1))
         for (i, s) in plan.steps.reversed().enumerated() { (reverseOrder + i).initialize(to: s.unit) }
@@ -127,6 +132,7 @@ final class SilenceTracker {
     deinit {
         for p in [skippable, dormant, heard, mayBeHeard, gating, gateIsMute, isGateParameter] { p.deallocate() }
         for p in [reverseOrder, edgeStart, edgeTo, edgeGate, gateStart, gateParameter, parameterStart, renders] { p.deallocate() }
+        resumedAt.deallocate()
     }
 
     /// Whether unit `u` is skipped in the current segment. Thread: render.
@@ -136,6 +142,7 @@ final class SilenceTracker {
     /// Everything awake again (a reset engine). Thread: render, or control when idle.
     func wakeAll() {
         dormant.update(repeating: false, count: unitCount)
+        resumedAt.update(repeating: .min, count: unitCount)
         candidates = false
     }
 
@@ -201,6 +208,7 @@ final class SilenceTracker {
                 if heard[u] || !enabled {
                     plan.units[u].reset()
                     dormant[u] = false
+                    resumedAt[u] = t
                 }
             } else if enabled && !heard[u] && onGrid {
                 dormant[u] = true
