@@ -1,3 +1,4 @@
+import CAllocCounter
 import StageCore
 import StageDrivers
 import StageTestSupport
@@ -138,5 +139,36 @@ final class SilentUnitTests: XCTestCase {
             XCTAssertLessThanOrEqual(click, bound * 1.25, "\(event.0): a click")
             XCTAssertGreaterThan(Measure.rms(Array(added.suffix(2400))), 0.01, "\(event.0): the double is heard after")
         }
+    }
+
+    /// Going dormant, waking (reset, faded inputs) and the cut blocks allocate nothing.
+    func testSkippingAndWakingAllocateNothing() throws {
+        guard alloc_counter_available() != 0 else { throw XCTSkip("allocation counter needs glibc") }
+        #if DEBUG
+        throw XCTSkip("counts are for release builds (debug Swift allocates lazily); `make test` runs release")
+        #endif
+        let plan = try RackBuilding.plan(rack, maxFrames: 256)
+        let engine = RenderEngine(plan: plan)
+        let mapper = MIDIMapper(plan: plan)
+        let input = voice(256)
+        engine.render(frameCount: 256)  // warm-up block
+        var woken = 0
+        let double = try XCTUnwrap(plan.unitIndex("double"))
+        alloc_counter_start()
+        for block in 0..<3000 {
+            if block % 40 == 0 {
+                // Fader up and down in turn, at frames inside the next block.
+                mapper.handle(.controlChange(channel: 0, controller: 16, value: block % 80 == 0 ? 127 : 0), at: engine.sampleTime + 77) {
+                    _ = engine.events.push($0)
+                }
+            }
+            input.withUnsafeBufferPointer { plan.hostInput[0].update(from: $0.baseAddress!, count: 256) }
+            let before = engine.isSkipping(unit: double)
+            engine.render(frameCount: block % 3 == 0 ? 256 : 101)
+            if before && !engine.isSkipping(unit: double) { woken += 1 }
+        }
+        let allocations = alloc_counter_stop()
+        XCTAssertEqual(allocations, 0, "the render loop allocated \(allocations) times in 3000 blocks")
+        XCTAssertGreaterThan(woken, 10, "the double went to sleep and woke up")
     }
 }
