@@ -10,7 +10,8 @@ public protocol RenderSource: AnyObject {
     /// Frames the source expects to deliver (a header's claim, for progress), or nil.
     var expectedFrames: Int? { get }
     /// Writes the next `frames` frames into the first `channelCount` channels of `bus` and
-    /// returns how many were audio; the rest of the block is zeroed. 0 means the end.
+    /// returns how many were audio; the rest of the block is zeroed. 0 means the end (a
+    /// file that cannot be read further ends there, as a short read does).
     func read(into bus: AudioBus, frames: Int) -> Int
 }
 
