@@ -6,7 +6,7 @@ OUT ?= out
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench clean install install-dry-run check-aarch64
+.PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-render clean install install-dry-run check-aarch64
 
 all: build
 
@@ -79,6 +79,10 @@ check-aarch64:
 bench: build
 	$(SWIFT) build -c release --product stagerack-bench
 	.build/release/stagerack-bench
+
+# render against sox and the fluidsynth CLI, callgrind instructions and peak RSS (Benchmarks/render).
+bench-render: build
+	STAGERACK=$(BIN) Benchmarks/render/run.sh
 
 clean:
 	rm -rf .build $(OUT)

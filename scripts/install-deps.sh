@@ -25,6 +25,8 @@ if [[ "${1:-}" == "--test" ]]; then
     mda-lv2             # LV2 plugins needing no features (DeEss, Detune) for the lv2 tests
     x42-plugins         # LV2 plugins with atom ports (fil4 EQ) for the lv2 tests
     gcc                 # builds the lv2 tests' plugin that fails to instantiate
+    fluidsynth          # the peer CLI in Benchmarks/render (and Benchmarks/synth)
+    valgrind            # callgrind instruction counts in Benchmarks/render
   )
   # The C shims built for aarch64 (scripts/check-aarch64.sh), and run under qemu.
   if [[ $(dpkg --print-architecture) == amd64 ]]; then

@@ -191,8 +191,18 @@ public final class AudioFileWriter {
     /// Appends `frames` frames of `bus` (its first `channels` channels).
     public func write(_ bus: AudioBus, frames: Int) throws(AudioFileError) {
         precondition(frames <= capacity)
-        for f in 0..<frames {
-            for c in 0..<channels { interleaved[f * channels + c] = bus[min(c, bus.channelCount - 1)][f] }
+        if channels == 2 && bus.channelCount >= 2 {
+            let l = bus[0]
+            let r = bus[1]
+            for f in 0..<frames {
+                interleaved[2 * f] = l[f]
+                interleaved[2 * f + 1] = r[f]
+            }
+        } else {
+            for c in 0..<channels {
+                let src = bus[min(c, bus.channelCount - 1)]
+                for f in 0..<frames { interleaved[f * channels + c] = src[f] }
+            }
         }
         guard let file else { return }
         let written = sf_writef_float(file, interleaved, sf_count_t(frames))

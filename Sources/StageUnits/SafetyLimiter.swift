@@ -68,12 +68,25 @@ public final class SafetyLimiter {
         run(mono, nil, frames, counters)
     }
 
-    /// True when every sample is finite and within ±c (NaN and ±Inf fail `abs(x) <= c`).
+    /// True when every sample is finite and within ±c (NaN and ±Inf fail both compares).
+    /// Eight at a time: the scalar loop did not vectorise (9 instructions a sample).
     @inline(__always)
     static func within(_ x: UnsafeMutablePointer<Float>, _ n: Int, _ c: Float) -> Bool {
-        var over: UInt32 = 0
-        for i in 0..<n { over |= abs(x[i]) <= c ? 0 : 1 }
-        return over == 0
+        let high = SIMD8<Float>(repeating: c)
+        let low = -high
+        var inside = SIMDMask<SIMD8<Int32>>(repeating: true)
+        var i = 0
+        while i + 8 <= n {
+            let v = UnsafeRawPointer(x + i).loadUnaligned(as: SIMD8<Float>.self)
+            inside = inside .& (v .<= high) .& (v .>= low)
+            i += 8
+        }
+        guard all(inside) else { return false }
+        while i < n {
+            if !(abs(x[i]) <= c) { return false }
+            i += 1
+        }
+        return true
     }
 
     @inline(__always)

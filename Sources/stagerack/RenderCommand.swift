@@ -48,12 +48,15 @@ enum RenderCommand {
         let setlist = try RackFiles.readSetlist(rackPath)
         let rack = try RackFiles.read(setlist.entries[0].rack, registry: Registry.standard)
         let rate = try a.double("--sample-rate", range: 8000...384_000) ?? rack.io.sampleRate ?? 48000
-        var input: AudioData?
+        var input: RenderSource?
+        var inputIsEmpty = false
         var midi: StandardMIDIFile?
         if let path = a.options["--input"] {
-            let prepared = try RenderInput(file: try AudioData.read(path: path), path: path, rack: rack, rate: rate)
+            // Streamed from disk a block at a time: memory stays flat whatever its length.
+            let prepared = try RenderInput(path: path, rack: rack, rate: rate)
             for note in prepared.notes { Console.err("info: \(note)") }
-            input = prepared.audio
+            input = prepared.source
+            inputIsEmpty = prepared.source.isEmpty()
         }
         if let path = a.options["--midi"] {
             let file = try MIDIFiles.read(path)
@@ -61,11 +64,11 @@ enum RenderCommand {
             midi = file
         }
         if a.flags.contains("--demo") {
-            if input == nil { input = DemoMaterial.voice(sampleRate: rate) }
+            if input == nil { input = MemorySource(DemoMaterial.voice(sampleRate: rate)) }
             if midi == nil { midi = DemoMaterial.song() }
             if duration == nil { duration = DemoMaterial.seconds }
         }
-        let options = GraphCompiler.Options(sampleRate: rate, maxFrames: block, hostInputChannels: max(input?.channels.count ?? 1, 1))
+        let options = GraphCompiler.Options(sampleRate: rate, maxFrames: block, hostInputChannels: max(input?.channelCount ?? 1, 1))
         let plan = try GraphCompiler(registry: Registry.standard).compile(rack, options: options)
         for w in plan.warnings { Console.err("warning: \(rackPath): \(w)") }
         for u in plan.units { if let synth = u as? SynthUnit { Console.err("info: \(synth.soundFontDescription)") } }
@@ -76,15 +79,15 @@ enum RenderCommand {
             ? OfflineRenderer(setlist: setlist, index: 0, plan: plan, registry: Registry.standard, options: options,
                               log: { Console.err("info: \($0)") })
             : OfflineRenderer(plan: plan)
-        let frames: Int
+        let frames: Int?
         var tail: Double? = nil
         if let duration {
             frames = Int((duration * rate).rounded())
         } else {
             // The input and the MIDI, then the tails until they fall silent (30 s at most).
-            frames = renderer.contentFrames(input: input, midi: midi) + plan.latencyFrames
+            frames = nil
             tail = 30
-            guard frames > plan.latencyFrames else {
+            guard (input != nil && !inputIsEmpty) || OfflineRenderer.midiSeconds(midi) > 0 else {
                 if let path = a.options["--input"] {
                     throw AudioFileError(path: path, message: "holds no audio frames (give --duration to render the rack anyway)")
                 }
@@ -96,7 +99,7 @@ enum RenderCommand {
         let wallStart = monotonicNanoseconds()
         var showing = false
         let summary = try renderer.render(
-            input: input, midi: midi, frames: frames, blockSize: block, tailUntilSilent: tail,
+            source: input, midi: midi, frames: frames, blockSize: block, tailUntilSilent: tail,
             progress: { fraction in
                 if !showing && monotonicNanoseconds() - wallStart > 1_000_000_000 { showing = true }
                 if showing { Console.progress(fraction, label: "rendering") }
@@ -104,10 +107,14 @@ enum RenderCommand {
             sink: { bus, n in try writer.write(bus, frames: n) })
         if showing { Console.endProgress() }
         try writer.close()
+        // The whole process's figures (start-up, loading, reading, rendering, writing).
+        let usage = ProcessUsage.now()
+        let realTime = usage.cpuSeconds > 0 ? summary.seconds / usage.cpuSeconds : .infinity
         var line = "rendered \(formatNumber((summary.seconds * 100).rounded() / 100)) s to \(writer.paths.joined(separator: ", ")): "
         line += "peak \(formatNumber((Double(summary.peakDBFS) * 10).rounded() / 10)) dBFS, "
-        line += "CPU \(formatNumber((summary.cpuSeconds * 1000).rounded() / 1000)) s, "
-        line += "\(formatNumber(summary.realTimeFactor.rounded()))x real time"
+        line += "CPU \(formatNumber((usage.cpuSeconds * 1000).rounded() / 1000)) s, "
+        line += "\(formatNumber(realTime.rounded()))x real time, "
+        line += "memory \(formatNumber((Double(usage.peakResidentBytes) / 1e5).rounded() / 10)) MB"
         if summary.switches > 0 { line += ", \(counted(summary.switches, "switch"))" }
         if plan.latencyFrames > 0 {
             line += ", latency \(formatNumber((Double(plan.latencyFrames) / rate * 10000).rounded() / 10)) ms"

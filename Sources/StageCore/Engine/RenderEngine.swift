@@ -39,6 +39,12 @@ public final class RenderEngine: @unchecked Sendable {
     let unitEventCapacity: Int
     /// `unit.bypass`: crossfades of each unit's output toward its input.
     let bypass: UnitBypass
+    /// Which units nobody hears, skipped (SilenceTracker).
+    let silence: SilenceTracker
+    /// The inputs of a unit heard again, faded in (30 ms).
+    let resumeFade: ResumeFade
+    /// Channel pointers of the host buses at an offset within the block (input, then output).
+    let hostPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Per-step duration of the last instrumented blocks, in nanoseconds (benchmarks).
     public let stepNanoseconds: UnsafeMutablePointer<UInt64>
     public var measuresSteps = false
@@ -57,6 +63,10 @@ public final class RenderEngine: @unchecked Sendable {
         unitEventCapacity = eventsPerBlock
         unitEvents = .allocate(capacity: eventsPerBlock)
         bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
+        silence = SilenceTracker(plan: plan)
+        resumeFade = ResumeFade(plan: plan)
+        hostPointers = .allocate(capacity: plan.hostInput.channelCount + plan.hostOutput.channelCount)
+        hostPointers.initialize(repeating: plan.hostOutput[0], count: plan.hostInput.channelCount + plan.hostOutput.channelCount)
         stepNanoseconds = .allocate(capacity: max(plan.steps.count, 1))
         stepNanoseconds.initialize(repeating: 0, count: max(plan.steps.count, 1))
         renderEnginesAlive.add(1, ordering: .relaxed)
@@ -69,12 +79,14 @@ public final class RenderEngine: @unchecked Sendable {
         injected.deallocate()
         unitEvents.deallocate()
         stepNanoseconds.deallocate()
+        hostPointers.deallocate()
     }
 
     /// Renders `frameCount` ≤ `plan.maxFrames` frames: reads `plan.hostInput`, writes
     /// `plan.hostOutput`. Never allocates, locks or logs. Thread: render.
     public func render(frameCount: Int) {
         precondition(frameCount > 0 && frameCount <= plan.maxFrames, "block larger than the plan was prepared for")
+        let blockStart = sampleTime
         let blockEnd = sampleTime + Int64(frameCount)
         let count = gatherEvents(before: blockEnd)
 
@@ -85,9 +97,33 @@ public final class RenderEngine: @unchecked Sendable {
         for e in 0..<count where blockEvents[e].kind == .resetAll {
             plan.resetUnits()
         }
+        guard silence.active else {
+            renderSegment(offset: 0, frames: frameCount, blockStart: blockStart, count: count)
+            sampleTime = blockEnd
+            return
+        }
+        // Cut where units nobody hears stop or start (SilenceTracker): the same frames are
+        // skipped whatever the block size.
+        var t = blockStart
+        while t < blockEnd {
+            silence.evaluate(
+                at: t, pendingFrom: t == blockStart ? .min : t, events: blockEvents, count: count, plan: plan, bypass: bypass)
+            let end = silence.segmentEnd(from: t, blockEnd: blockEnd, events: blockEvents, count: count)
+            renderSegment(offset: Int(t - blockStart), frames: Int(end - t), blockStart: blockStart, count: count)
+            t = end
+        }
+        sampleTime = blockEnd
+    }
 
+    /// Renders frames `offset ..< offset + frames` of the block (all of it, unless units
+    /// stop or start hearing within it): each step from its buffers' frame 0, the host
+    /// buses at `offset`, the events of that stretch. Thread: render.
+    private func renderSegment(offset: Int, frames frameCount: Int, blockStart: Int64, count: Int) {
+        let start = blockStart + Int64(offset)
+        let end = start + Int64(frameCount)
+        let first = offset == 0
         let steps = plan.steps
-        let hostInput = plan.hostInput
+        let hostInput = offset == 0 ? plan.hostInput : hostInputAt(offset)
         for s in 0..<steps.count {
             let step = steps[s]
             let u = step.unit
@@ -97,8 +133,9 @@ public final class RenderEngine: @unchecked Sendable {
             var unitEventCount = 0
             for e in 0..<count where Int(blockEvents[e].unit) == u {
                 let event = blockEvents[e]
-                // `EngineEvent.now` (Int64.min) and anything late apply at frame 0.
-                let offset = event.sampleTime <= sampleTime ? 0 : Int(event.sampleTime - sampleTime)
+                // Late events (and `EngineEvent.now`) apply at the block's first frame.
+                guard event.sampleTime < end && (first || event.sampleTime >= start) else { continue }
+                let offset = event.sampleTime <= start ? 0 : Int(event.sampleTime - start)
                 switch event.kind {
                 case .parameter:
                     bank.fill(upTo: offset)
@@ -111,24 +148,69 @@ public final class RenderEngine: @unchecked Sendable {
                 }
             }
             bank.fill(upTo: frameCount)
-
-            for a in step.adapters { adapt(a, frames: frameCount) }
-            let context = RenderContext(
-                frameCount: frameCount, sampleTime: sampleTime, sampleRate: plan.sampleRate, tempo: tempo,
-                inputs: step.inputs, outputs: step.outputs, parameters: bank.renderValues,
-                events: UnsafeBufferPointer(start: unitEvents, count: unitEventCount), hostInput: hostInput,
-                hostOutput: step.hostOutput, safety: safetyCounters)
-            if measuresSteps {
-                let t0 = monotonicNanoseconds()
-                plan.units[u].render(context)
-                stepNanoseconds[s] &+= monotonicNanoseconds() &- t0
+            if silence.isDormant(u) {
+                // Nobody hears it: its outputs read as silence (UnitSilence).
+                for o in step.outputs { o.clear(frames: frameCount) }
             } else {
-                plan.units[u].render(context)
+                for a in step.adapters { adapt(a, frames: frameCount) }
+                var inputs = step.inputs
+                let resumedAt = silence.resumedAt[u]
+                if resumedAt != .min {
+                    if resumeFade.isFading(resumedAt: resumedAt, start: start) {
+                        inputs = resumeFade.fadedInputs(step.inputs, resumedAt: resumedAt, start: start, count: frameCount)
+                    } else {
+                        silence.resumedAt[u] = .min
+                    }
+                }
+                let context = RenderContext(
+                    frameCount: frameCount, sampleTime: start, sampleRate: plan.sampleRate, tempo: tempo,
+                    inputs: inputs, outputs: step.outputs, parameters: bank.renderValues,
+                    events: UnsafeBufferPointer(start: unitEvents, count: unitEventCount), hostInput: hostInput,
+                    hostOutput: offset == 0 ? step.hostOutput : hostOutputAt(offset, of: step.hostOutput),
+                    safety: safetyCounters)
+                if measuresSteps {
+                    let t0 = monotonicNanoseconds()
+                    plan.units[u].render(context)
+                    stepNanoseconds[s] &+= monotonicNanoseconds() &- t0
+                } else {
+                    plan.units[u].render(context)
+                }
+                silence.renders[u] &+= 1
             }
-            bypass.apply(unit: u, step: step, frames: frameCount, events: blockEvents, count: count, blockStart: sampleTime)
+            bypass.apply(
+                unit: u, step: step, frames: frameCount, events: blockEvents, count: count, blockStart: start,
+                takesLate: first)
         }
-        sampleTime = blockEnd
     }
+
+    /// The host input from frame `offset` of the block on. Thread: render.
+    private func hostInputAt(_ offset: Int) -> AudioBus {
+        let host = plan.hostInput
+        for c in 0..<host.channelCount { hostPointers[c] = host[c] + offset }
+        return AudioBus(channelPointers: UnsafePointer(hostPointers), channelCount: host.channelCount)
+    }
+
+    /// An output unit's host channels (`host`, a part of `plan.hostOutput`) from frame
+    /// `offset` of the block on; valid until the next call. Thread: render.
+    private func hostOutputAt(_ offset: Int, of host: AudioBus) -> AudioBus {
+        let pointers = hostPointers + plan.hostInput.channelCount
+        for c in 0..<host.channelCount { pointers[c] = host[c] + offset }
+        return AudioBus(channelPointers: UnsafePointer(pointers), channelCount: host.channelCount)
+    }
+
+    /// Whether units nobody hears are skipped (the default; false renders every unit
+    /// always, for comparisons). Thread: render, or control when idle.
+    public var skipsUnheardUnits: Bool {
+        get { silence.enabled }
+        set { silence.enabled = newValue }
+    }
+
+    /// Segments unit `u` rendered so far (a unit nobody hears renders none). Thread: render,
+    /// or control when idle.
+    public func renderCount(unit u: Int) -> Int { silence.renders[u] }
+
+    /// Whether unit `u` is being skipped because nobody hears it. Thread: render, or control when idle.
+    public func isSkipping(unit u: Int) -> Bool { silence.isDormant(u) }
 
     /// Adds an event for the next block (times before it apply at its first frame); false
     /// when the block's list is full (the caller keeps the event for the next block).
@@ -220,6 +302,7 @@ public final class RenderEngine: @unchecked Sendable {
     /// rendering.
     public func reset() {
         plan.resetUnits()
+        silence.wakeAll()
         sampleTime = 0
         tempo = plan.rack.tempo
         safetyCounters.pointee = SafetyCounters()

@@ -343,11 +343,27 @@ public struct GraphCompiler {
         let receivers = kept.enumerated().filter { nodes[$1].type.receivesMIDI }.map { $0.offset }
         let usesInput = kept.contains { nodes[$0].type.role == .hostInput }
 
-        return RenderPlan(
+        let plan = RenderPlan(
             rack: rack, sampleRate: options.sampleRate, maxFrames: options.maxFrames, unitIDs: kept.map { nodes[$0].id },
             unitTypes: kept.map { nodes[$0].type.name }, units: units, parameters: banks, midiReceivers: receivers,
             hostInput: bus(hostInputBuffers), hostOutput: hostOutput, outputs: planOutputs, usesHostInput: usesInput,
             latencyFrames: outputs.map { latency[$0] }.max()!, tailSeconds: outputs.map { tail[$0] }.max()!, warnings: warnings, storage: storage,
             tables: tables, busArrays: busArrays, adapterArrays: adapterArrays, stepArray: stepArray)
+        plan.silence = silencePlan(nodes, kept: kept, unitIndex: unitIndex)
+        return plan
+    }
+
+    /// Who hears whom, with the unit types' opt-ins and input gates (SilencePlan).
+    private func silencePlan(_ nodes: [Node], kept: [Int], unitIndex: [Int: Int]) -> SilencePlan {
+        var edges: [SilencePlan.Edge] = []
+        for n in kept {
+            let gates = nodes[n].type.inputGates(nodes[n].description.settings)
+            for (b, source) in nodes[n].sources.enumerated() {
+                guard let source, let from = unitIndex[source] else { continue }
+                edges.append(SilencePlan.Edge(from: from, to: unitIndex[n]!, gate: b < gates.count ? gates[b] : nil))
+            }
+        }
+        let skippable = kept.map { nodes[$0].type.silence == .skipsWhenUnheard && !nodes[$0].type.receivesMIDI }
+        return SilencePlan(skippable: skippable, edges: edges)
     }
 }

@@ -64,6 +64,8 @@ public final class RenderPlan: @unchecked Sendable {
     public let tailSeconds: Double
     /// Things worth telling the user that do not stop the rack (unheard units).
     public let warnings: [String]
+    /// Who hears whom, for skipping units nobody hears (set once by the compiler).
+    public internal(set) var silence = SilencePlan.none
 
     // Memory kept alive for the steps.
     let storage: BusStorage

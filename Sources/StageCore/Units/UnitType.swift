@@ -138,6 +138,11 @@ public protocol UnitType: Sendable {
     /// A host output unit's device channels (0-based) as its settings name them; nil: the
     /// compiler gives it the lowest free pair.
     func hostChannels(_ settings: UnitSettings) -> [Int]?
+    /// Whether the engine may skip a unit of this type while nobody hears it (UnitSilence.swift).
+    var silence: UnitSilence { get }
+    /// For each input bus, the parameters that make it inaudible (a mixer's fader and
+    /// mute), or nil: what lets the engine know its source is not heard.
+    func inputGates(_ settings: UnitSettings) -> [InputGate?]
     /// Makes a unit. Thread: control. May load files (SoundFonts) and throw.
     func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit
 }
@@ -149,6 +154,8 @@ extension UnitType {
     public func check(_ settings: UnitSettings) -> [SettingProblem] { [] }
     public var exclusiveParameters: [[String]] { [] }
     public func hostChannels(_ settings: UnitSettings) -> [Int]? { nil }
+    public var silence: UnitSilence { .alwaysRuns }
+    public func inputGates(_ settings: UnitSettings) -> [InputGate?] { [] }
 }
 
 /// The unit types a program knows, by name. Thread: any.
