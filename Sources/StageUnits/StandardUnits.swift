@@ -8,6 +8,7 @@ public enum StandardUnits {
             DelayUnitType(), ReverbUnitType(), PitchUnitType(), EQUnitType(), DynamicsUnitType(),
             DeEsserUnitType(),
             HarmonyUnitType(),
+            TuneUnitType(),
         ]
     }
 }
