@@ -19,6 +19,8 @@ if [[ "${1:-}" == "--test" ]]; then
     tmux                # the --meters view tested on a real terminal
     sox                 # rendered WAV headers checked with sox --i
     systemd             # systemd-analyze verify of packaging/stagerack.service
+    espeak-ng           # real speech for the harmony/tune tests and benchmarks
+    valgrind            # callgrind instruction counts in Benchmarks/*/run.sh
   )
   # The C shims built for aarch64 (scripts/check-aarch64.sh), and run under qemu.
   if [[ $(dpkg --print-architecture) == amd64 ]]; then
