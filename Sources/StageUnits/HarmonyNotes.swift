@@ -49,9 +49,9 @@ extension HarmonyUnit {
     }
 
     /// After each analysis of the detector: follow the sung note (chord and scale modes).
-    func heard(glideFrames: Double) {
-        guard let tracker, tracker.detector.voiced, tracker.detector.period > 0 else { return }
-        let note = 69 + 12 * log2(sampleRate / tracker.detector.period / 440)
+    func heard(_ detector: PitchDetector, glideFrames: Double) {
+        guard detector.voiced, detector.period > 0 else { return }
+        let note = 69 + 12 * log2(sampleRate / detector.period / 440)
         guard note.isFinite else { return }
         // 0.15 semitone hysteresis: vibrato around a note's edge does not flip the harmony.
         if sung < -100 || abs(note - Double(sung)) > 0.65 { sung = Int(note.rounded()) }

@@ -21,6 +21,12 @@ struct HarmonyVoice {
     var asleep = true
     /// Density compensation of the grain being played.
     var gain: Float = 1
+    /// The step the synthesis takes: a ratio (0 period) or an output period, and the pitch
+    /// and local period they were computed for.
+    var ratio: Float = 1
+    var period = 0.0
+    var stepSemitones = Double.nan
+    var stepLocal = Double.nan
 
     mutating func reset(gate: Bool) {
         synthesis.reset()
@@ -32,6 +38,10 @@ struct HarmonyVoice {
         envelope = gate ? 1 : 0
         asleep = true
         gain = 1
+        ratio = 1
+        period = 0
+        stepSemitones = .nan
+        stepLocal = .nan
     }
 
     /// Sets the target; jumps when the voice is silent or `glideFrames` is 0.
@@ -168,7 +178,10 @@ public final class HarmonyUnit: RackUnit {
     }
 
     public func render(_ context: RenderContext) {
-        guard let ring, let voices, let riseTable, let scratch, tracker != nil else { return }
+        guard let ring, let voices, let riseTable, let scratch, var marks = tracker else { return }
+        // The tracker is worked on as a local for the block (a class's optional property
+        // would be copied at each use) and stored back at the end.
+        defer { tracker = marks }
         let n = context.frameCount
         let out = context.outputs[0]
         let input = context.inputs[0][0]
@@ -191,14 +204,15 @@ public final class HarmonyUnit: RackUnit {
             let slot = Int(now & Int64(mask))
             ring[slot] = x
             ring[slot + size] = x
-            if tracker!.advance(ring: ring, mask: mask, now: now, x: x, analyze: true) {
-                heard(glideFrames: glideFrames)
+            if marks.advance(ring: ring, mask: mask, now: now, x: x, analyze: true) {
+                heard(marks.detector, glideFrames: glideFrames)
             }
             let lead = config.alignLead ? ring[Int((now - Int64(latencyFrames)) & Int64(mask))] : x
             var l = lead * leadGain[i]
             var r = l
             for v in 0..<config.voices {
-                let y = render(voice: voices + v, ring: ring, formant: formant[i], p: p, frame: i, riseTable: riseTable)
+                let y = render(
+                    voice: voices + v, marks: marks, ring: ring, formant: formant[i], p: p, frame: i, riseTable: riseTable)
                 let base = scratch + (2 + 3 * v) * maxFrames
                 let g = y * base[i]
                 l += g * base[maxFrames + i]
@@ -216,7 +230,7 @@ public final class HarmonyUnit: RackUnit {
     /// One sample of one voice (before its level and pan). Thread: render.
     @inline(__always)
     func render(
-        voice: UnsafeMutablePointer<HarmonyVoice>, ring: UnsafeMutablePointer<Float>, formant: Float,
+        voice: UnsafeMutablePointer<HarmonyVoice>, marks: PitchMarkTracker, ring: UnsafeMutablePointer<Float>, formant: Float,
         p: ParameterValues, frame i: Int, riseTable: UnsafePointer<Float>
     ) -> Float {
         let v = voice
@@ -237,23 +251,26 @@ public final class HarmonyUnit: RackUnit {
             let s = v.pointee.glideStep
             v.pointee.current = s == 0 || abs(d) <= s ? v.pointee.target : v.pointee.current + (d > 0 ? s : -s)
         }
-        var ratio: Float = 1
-        var period = 0.0
         if v.pointee.synthesis.needsStep(at: now) {
+            // Recomputed only when the pitch or detune moved (or the local period, for notes).
             let index = v - voices!
-            let detune = Double(p[HarmonyParameter.detune(index)][i]) / 100
-            if config.source == .notes {
-                let hz = 440 * exp2((v.pointee.current + detune - 69) / 12)
-                period = sampleRate / hz
-                let local = tracker!.period > 0 ? tracker!.period : period
-                v.pointee.gain = min(1, Float((period / local).squareRoot()))
-            } else {
-                ratio = Float(exp2((v.pointee.current + detune) / 12))
-                v.pointee.gain = min(1, 1 / ratio.squareRoot())
+            let semitones = v.pointee.current + Double(p[HarmonyParameter.detune(index)][i]) / 100
+            let local = marks.period
+            if semitones != v.pointee.stepSemitones || (config.source == .notes && local != v.pointee.stepLocal) {
+                v.pointee.stepSemitones = semitones
+                v.pointee.stepLocal = local
+                if config.source == .notes {
+                    v.pointee.period = sampleRate / (440 * exp2((semitones - 69) / 12))
+                    v.pointee.gain = min(1, Float((v.pointee.period / (local > 0 ? local : v.pointee.period)).squareRoot()))
+                } else {
+                    v.pointee.ratio = Float(exp2(semitones / 12))
+                    v.pointee.gain = min(1, 1 / v.pointee.ratio.squareRoot())
+                }
             }
         }
         let y = v.pointee.synthesis.process(
-            marks: tracker!, ring: ring, mask: mask, now: now, ratio: ratio, period: period, gain: v.pointee.gain,
+            marks: marks, ring: ring, mask: mask, now: now, ratio: v.pointee.ratio, period: v.pointee.period,
+            gain: v.pointee.gain,
             formant: formant, analyze: true, riseTable: riseTable)
         return y * v.pointee.envelope
     }
