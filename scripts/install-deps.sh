@@ -21,6 +21,8 @@ if [[ "${1:-}" == "--test" ]]; then
     tmux                # the --meters view tested on a real terminal
     sox                 # rendered WAV headers checked with sox --i
     systemd             # systemd-analyze verify of packaging/stagerack.service
+    espeak-ng           # real speech for the harmony/tune tests and benchmarks
+    valgrind            # callgrind instruction counts in Benchmarks/*/run.sh
     lilv-utils          # lv2ls, lv2apply (the lv2 unit's reference), lv2bench
     mda-lv2             # LV2 plugins needing no features (DeEss, Detune) for the lv2 tests
     x42-plugins         # LV2 plugins with atom ports (fil4 EQ) for the lv2 tests

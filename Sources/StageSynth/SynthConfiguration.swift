@@ -59,35 +59,13 @@ public struct SynthConfiguration: Sendable, Equatable {
         }
         c.transpose = integer("transpose", transposeRange) ?? 0
         c.polyphony = integer("polyphony", polyphonyRange) ?? 256
-        if let node = settings.node("channel") {
-            switch parseChannel(node) {
-            case .success(let ch): c.channel = ch
-            case .failure(let p): problems.append(SettingProblem(key: "channel", message: p.message))
-            }
-        }
-        if let node = settings.node("keys") {
-            if let text = node.string, let r = KeyRange.parse(text) {
-                c.keys = r
-            } else {
-                problems.append(
-                    SettingProblem(
-                        key: "keys",
-                        message: "\(node.string.map { "\"\($0)\"" } ?? "this") is not a key range; write it as "
-                            + "\"C2..C6\" (note names with # or b and an octave, C4 = 60) or \"36..84\""))
-            }
+        switch NoteFilter.parse(settings) {
+        case .success(let filter):
+            c.channel = filter.channel
+            c.keys = filter.keys
+        case .failure(let list): problems += list.problems
         }
         return problems.isEmpty ? .success(c) : .failure(SettingsProblems(problems: problems))
-    }
-
-    /// `1`…`16` (a number or a string) or `"all"`.
-    static func parseChannel(_ node: JSONNode) -> Result<Int?, UnitError> {
-        if let n = node.number, let i = Int(exactly: n), (1...16).contains(i) { return .success(i - 1) }
-        if let s = node.string {
-            let t = s.trimmingWhitespace().lowercased()
-            if t == "all" || t == "omni" { return .success(nil) }
-            if let i = Int(t), (1...16).contains(i) { return .success(i - 1) }
-        }
-        return .failure(UnitError("must be a MIDI channel 1…16 or \"all\""))
     }
 }
 
@@ -96,70 +74,4 @@ public struct SettingsProblems: Error, Sendable, Equatable {
     public var problems: [SettingProblem]
 }
 
-/// Key ranges for splits: `"C2..C6"`, `"F#3..Bb5"`, `"C-1..G9"`, `"36..96"`, or one key.
-///
-/// Note names: a letter A–G, then any number of `#`/`♯` or `b`/`♭`, then an octave number
-/// (may be negative); C4 = 60 (so A4 = 69, C-1 = 0, G9 = 127). Numbers are MIDI key numbers.
-/// Both ends are included. Thread: any.
-public enum KeyRange {
-    /// The range, or nil when the text is not one.
-    public static func parse(_ text: String) -> ClosedRange<Int>? {
-        let t = text.trimmingWhitespace()
-        let parts: [String]
-        if let r = t.firstRange(of: "..") {
-            parts = [String(t[..<r.lowerBound]), String(t[r.upperBound...])]
-        } else if let r = t.firstRange(of: "…") {
-            parts = [String(t[..<r.lowerBound]), String(t[r.upperBound...])]
-        } else {
-            parts = [t, t]
-        }
-        guard parts.count == 2, let lo = key(parts[0]), let hi = key(parts[1]), lo <= hi else { return nil }
-        return lo...hi
-    }
-
-    /// One key: a MIDI number 0…127 or a note name with octave.
-    public static func key(_ text: String) -> Int? {
-        let t = text.trimmingWhitespace()
-        if let n = Int(t) { return (0...127).contains(n) ? n : nil }
-        var chars = Substring(t)
-        guard let letter = chars.first?.uppercased() else { return nil }
-        let base: Int
-        switch letter {
-        case "C": base = 0
-        case "D": base = 2
-        case "E": base = 4
-        case "F": base = 5
-        case "G": base = 7
-        case "A": base = 9
-        case "B": base = 11
-        default: return nil
-        }
-        chars = chars.dropFirst()
-        var accidental = 0
-        while let c = chars.first, c == "#" || c == "♯" || c == "b" || c == "♭" {
-            accidental += (c == "#" || c == "♯") ? 1 : -1
-            chars = chars.dropFirst()
-        }
-        // -1…9 are MIDI's octaves; a longer number (which could overflow) is no key.
-        guard let octave = Int(chars.trimmingWhitespace()), (-2...10).contains(octave), abs(accidental) <= 12 else {
-            return nil
-        }
-        let k = 12 * (octave + 1) + base + accidental
-        return (0...127).contains(k) ? k : nil
-    }
-
-    /// The name of MIDI key `key` with sharps, e.g. 61 → "C#4".
-    public static func name(_ key: Int) -> String {
-        let names = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
-        return names[((key % 12) + 12) % 12] + String(key / 12 - 1)
-    }
-}
-
-extension StringProtocol {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let c = s.first, c.isWhitespace { s = s.dropFirst() }
-        while let c = s.last, c.isWhitespace { s = s.dropLast() }
-        return String(s)
-    }
-}
+// `KeyRange` lives in StageCore (MIDI/NoteFilter.swift): every unit that takes notes uses it.

@@ -7,6 +7,8 @@ public enum StandardUnits {
             InputUnitType(), OutputUnitType(), GainUnitType(), MixerUnitType(),
             DelayUnitType(), ReverbUnitType(), PitchUnitType(), EQUnitType(), DynamicsUnitType(),
             DeEsserUnitType(),
+            HarmonyUnitType(),
+            TuneUnitType(),
         ]
     }
 }
