@@ -27,6 +27,9 @@ let package = Package(
         // Drivers: ALSA live audio, audio files (libsndfile, libsamplerate), the offline renderer.
         .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
+        // Player: the `player` unit (backing tracks streamed from disk: libsndfile, libsamplerate).
+        .target(name: "StagePlayer", dependencies: ["StageCore", "CSndFile", "CSampleRate"]),
+
         // Service: the app's settings (config file < environment < flags), waiting for devices,
         // journald-friendly log lines, the --meters view, the install plan. Pure Swift.
         .target(name: "StageService", dependencies: ["StageCore"]),
@@ -34,7 +37,7 @@ let package = Package(
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageService", "CStageShim"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageService", "CStageShim", "StagePlayer"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
@@ -57,6 +60,10 @@ let package = Package(
         // the `stagerack` binary itself (play through alsa-lib's file plugin, install-service,
         // the systemd unit through systemd-analyze, the C shims for aarch64).
         .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageService"]),
+        // The player unit: streaming, transport, loops, underruns (files made by the tests).
+        .testTarget(
+            name: "StagePlayerTests",
+            dependencies: ["StageCore", "StagePlayer", "StageUnits", "StageDrivers", "StageTestSupport", "CAllocCounter", "CSndFile"]),
     ],
     swiftLanguageModes: [.v6]
 )

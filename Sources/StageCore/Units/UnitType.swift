@@ -107,9 +107,13 @@ public struct UnitBuildContext: Sendable {
     public var sampleRate: Double
     /// Channels of the engine's external input (the microphone or the `--input` file).
     public var hostInputChannels: Int
-    public init(sampleRate: Double, hostInputChannels: Int) {
+    /// False when rendering offline (faster than real time): units that stream from disk
+    /// then wait for their disk instead of playing silence.
+    public var realTime: Bool
+    public init(sampleRate: Double, hostInputChannels: Int, realTime: Bool = true) {
         self.sampleRate = sampleRate
         self.hostInputChannels = hostInputChannels
+        self.realTime = realTime
     }
 }
 
@@ -135,6 +139,9 @@ public protocol UnitType: Sendable {
     /// Groups of parameters of which a rack's `params` may set at most one (two ways of
     /// saying the same thing, such as the dynamics unit's `ratio` and `headRoom`).
     var exclusiveParameters: [[String]] { get }
+    /// The commands a `midi.map` action `"unit.command"` may fire at a unit with these
+    /// settings (`UnitCommand`): the index in this list is the command's number.
+    func commands(_ settings: UnitSettings) -> [String]
     /// Makes a unit. Thread: control. May load files (SoundFonts) and throw.
     func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit
 }
@@ -145,6 +152,7 @@ extension UnitType {
     public var receivesMIDI: Bool { false }
     public func check(_ settings: UnitSettings) -> [SettingProblem] { [] }
     public var exclusiveParameters: [[String]] { [] }
+    public func commands(_ settings: UnitSettings) -> [String] { [] }
 }
 
 /// The unit types a program knows, by name. Thread: any.
