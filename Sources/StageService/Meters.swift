@@ -32,6 +32,8 @@ public struct StatusRecord: Sendable, Equatable {
     public var midiLate = 0
     /// Units' read-only meters: gain reduction in dB by unit id (`comp` 3.2).
     public var gainReduction: [(unit: String, dB: Float)] = []
+    /// Players and loopers: `track playing 1:23 -2:05` each (`TrackReading.text`).
+    public var tracks: [String] = []
 
     public init(
         rackName: String, rackFile: String = "", snapshot: String? = nil, peakIn: Float?, peakOut: Float, load: Float,
@@ -62,6 +64,7 @@ public struct StatusRecord: Sendable, Equatable {
             && a.lastXrun?.code == b.lastXrun?.code && a.midiMessages == b.midiMessages && a.lastMIDI == b.lastMIDI && a.seconds == b.seconds
             && a.realtime == b.realtime && a.midiLost == b.midiLost && a.midiLate == b.midiLate
             && a.gainReduction.map(\.unit) == b.gainReduction.map(\.unit) && a.gainReduction.map(\.dB) == b.gainReduction.map(\.dB)
+            && a.tracks == b.tracks
     }
 }
 
@@ -84,6 +87,7 @@ public func statusLine(_ r: StatusRecord) -> String {
     if let m = r.lastMIDI { s += " (last: \(m))" }
     s += midiTroubleText(r)
     if !r.gainReduction.isEmpty { s += " | " + gainReductionText(r) }
+    if !r.tracks.isEmpty { s += " | " + r.tracks.joined(separator: ", ") }
     return s
 }
 
@@ -154,6 +158,7 @@ public struct MeterView: Sendable {
         last += midiTroubleText(r)
         out.append(fit(last))
         if !r.gainReduction.isEmpty { out.append(fit(gainReductionText(r))) }
+        if !r.tracks.isEmpty { out.append(fit(r.tracks.joined(separator: "   "))) }
         return out
     }
 

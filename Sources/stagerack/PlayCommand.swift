@@ -1,5 +1,6 @@
 import StageCore
 import StageDrivers
+import StageService
 import StageSynth
 import Synchronization
 
@@ -227,6 +228,13 @@ final class LiveSession {
                 status.midiLost = (midiInput.map { $0.engineEventsDropped + $0.router.actionsDropped + $0.inputOverruns } ?? 0)
                 status.midiLate = player.eventsLate.load(ordering: .relaxed)
                 status.gainReduction = switcher.unitMeters.map { ($0.unitID, $0.value) }
+                status.tracks = switcher.unitTransports.map {
+                    let t = $0.transport
+                    return TrackReading(
+                        unit: $0.unitID, state: t.transportState, position: t.positionSeconds, remaining: t.remainingSeconds,
+                        underruns: t.underruns
+                    ).text
+                }
                 status.snapshot = recalled.get()
                 status.update(live.status(), hasCapture: capture != nil)
             }
