@@ -59,7 +59,7 @@ let package = Package(
         // The service: settings precedence, device wait, log format, meters, install plan, and
         // the `stagerack` binary itself (play through alsa-lib's file plugin, install-service,
         // the systemd unit through systemd-analyze, the C shims for aarch64).
-        .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageService"]),
+        .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageService", "StageDrivers"]),
         // The player unit: streaming, transport, loops, underruns (files made by the tests).
         .testTarget(
             name: "StagePlayerTests",

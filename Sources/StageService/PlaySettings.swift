@@ -4,6 +4,7 @@ import StageCore
 /// the command line. Each has one name per source.
 public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     case rack, playback, capture, sampleRate, period, periods, captureChannels, sampleFormat, deviceWait, status
+    case record, recordFormat
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -21,6 +22,8 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .sampleFormat: return "STAGERACK_FORMAT"
         case .deviceWait: return "STAGERACK_DEVICE_WAIT"
         case .status: return "STAGERACK_STATUS"
+        case .record: return "STAGERACK_RECORD"
+        case .recordFormat: return "STAGERACK_RECORD_FORMAT"
         }
     }
 
@@ -37,6 +40,8 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .sampleFormat: return "--format"
         case .deviceWait: return "--device-wait"
         case .status: return "--status"
+        case .record: return "--record"
+        case .recordFormat: return "--record-format"
         }
     }
 

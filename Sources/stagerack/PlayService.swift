@@ -19,7 +19,7 @@ struct ServiceSetup {
 
 extension PlayCommand {
     /// Options of the service layer, added to `play`'s own.
-    static let serviceValueOptions = ["--config", "--device-wait"]
+    static let serviceValueOptions = ["--config", "--device-wait", "--record", "--record-format"]
     static let serviceFlagOptions = ["--meters", "--no-config"]
 
     static let serviceHelp = """

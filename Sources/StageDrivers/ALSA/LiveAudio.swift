@@ -60,7 +60,11 @@ public final class LiveAudio: @unchecked Sendable {
         public var lastXrun: (side: String, code: Int)?
     }
 
-    public init(playback: PCMStream, capture: PCMStream?, player: RackPlayer, frameLimit: Int? = nil) {
+    /// Records the show (`play --record`): fed every period, never waited for.
+    public let recorder: ShowRecorder?
+
+    public init(playback: PCMStream, capture: PCMStream?, player: RackPlayer, frameLimit: Int? = nil, recorder: ShowRecorder? = nil) {
+        self.recorder = recorder
         self.playback = playback
         self.capture = capture
         self.player = player
@@ -164,6 +168,7 @@ public final class LiveAudio: @unchecked Sendable {
                 let load = Float(Double(monotonicNanoseconds() &- t0) / periodNanoseconds)
                 publishMax(load, loadBits)
                 publishPeak(output, peakOutBits)
+                recorder?.take(input: inputBus, output: output, frames: periodFrames)
                 try playback.write(from: output, frames: periodFrames)
                 frames += periodFrames
                 framesDone.store(frames, ordering: .relaxed)
