@@ -89,6 +89,19 @@ final class ShowRecordingTests: XCTestCase {
         XCTAssertGreaterThan(out.channels[0].map(abs).max()!, 0.1)
     }
 
+    /// Under systemd a relative folder is inside the state directory (`StateDirectory=`
+    /// sets `$STATE_DIRECTORY`); the FLAC format converts each file when the show stops.
+    func testARelativeFolderIsInTheStateDirectoryAndFLACIsConvertedAtTheEnd() throws {
+        env["STATE_DIRECTORY"] = dir + "/state"
+        let r = try play(["--duration", "1", "--record", "recordings", "--record-format", "flac"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir + "/state/recordings").sorted()
+        XCTAssertEqual(names.filter { $0.hasSuffix(".flac") }.count, 2, "\(names)")
+        XCTAssertEqual(names.filter { $0.hasSuffix(".wav") }.count, 0, "the WAVs stay after the conversion: \(names)")
+        let out = try recording(dir + "/state/recordings", "-out.flac")
+        XCTAssertEqual(out.frameCount, rate)
+    }
+
     /// `kill -9` while recording: both files open, with all but at most the last second of
     /// what had been played, sample for sample.
     func testAKilledShowLeavesFilesThatOpen() throws {
