@@ -7,6 +7,7 @@ public enum StandardUnits {
             InputUnitType(), OutputUnitType(), GainUnitType(), MixerUnitType(),
             DelayUnitType(), ReverbUnitType(), PitchUnitType(), EQUnitType(), DynamicsUnitType(),
             DeEsserUnitType(),
+            LooperUnitType(),
         ]
     }
 }
