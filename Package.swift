@@ -53,7 +53,7 @@ let package = Package(
         // Whole-rack tests: rack files and their errors, offline renders, allocation counts.
         .testTarget(
             name: "StageRackTests",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter", "StagePlayer"]),
         .testTarget(
             name: "StageSynthTests", dependencies: ["StageCore", "StageSynth", "StageTestSupport", "CAllocCounter"]),
         // The service: settings precedence, device wait, log format, meters, install plan, and

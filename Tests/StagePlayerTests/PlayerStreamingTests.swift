@@ -26,14 +26,15 @@ final class PlayerStreamingTests: XCTestCase {
         return try UnitHarness(type: type, settings: settings, maxFrames: maxFrames)
     }
 
-    /// The disk thread slowed to 150 ms a chunk (4,096 frames, 85 ms of sound): the render
-    /// thread plays silence where chunks are missing, counts underruns, keeps the track in
-    /// time, and no render call waits for the disk.
+    /// The disk thread slowed to 1 s a chunk (4,096 frames, 85 ms of sound: twelve times too
+    /// slow, so a busy machine cannot hide it): the render thread plays silence where chunks
+    /// are missing, counts underruns, keeps the track in time, and no render call waits for
+    /// the disk.
     func testSlowDiskGivesCountedUnderrunsAndNeverBlocksTheRender() throws {
         let (path, samples) = trackFile()
         let h = try harness(path)
         let player = h.unit as! PlayerUnit
-        player.slowDiskForTesting(nanosecondsPerChunk: 150_000_000)
+        player.slowDiskForTesting(nanosecondsPerChunk: 1_000_000_000)
         var out: [Float] = []
         var slowest: UInt64 = 0
         var total: UInt64 = 0
@@ -55,8 +56,8 @@ final class PlayerStreamingTests: XCTestCase {
         }
         print("player: slow disk: \(player.underruns) underruns (\(player.underrunFrames) frames of silence), \(heard) frames heard, slowest render \(slowest / 1000) µs, mean \(total / UInt64(out.count / block) / 1000) µs")
         XCTAssertGreaterThan(player.underruns, 5, "a disk slower than the music must underrun")
-        XCTAssertGreaterThan(player.underrunFrames, 48000)
-        XCTAssertGreaterThan(heard, 4800 + 4096, "the preload and the chunks that came must play")
+        XCTAssertGreaterThan(player.underrunFrames, out.count / 2)
+        XCTAssertGreaterThanOrEqual(heard, 4800, "the preload must play")
         XCTAssertEqual(wrong, 0, "what plays after an underrun is not at its place in the track")
         XCTAssertLessThan(slowest, 50_000_000, "a render call waited for the disk")
     }
