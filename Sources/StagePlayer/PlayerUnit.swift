@@ -98,6 +98,7 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         return max(0, total - Double(positionFrames.load(ordering: .relaxed))) / sampleRate
     }
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
+    public var stopCommand: Int { Command.stop.rawValue }
     /// Frames of silence played because the disk was late.
     public var underrunFrames: Int { underrunFrameCount.load(ordering: .relaxed) }
     /// Test hook: the disk thread sleeps this long after each chunk it reads.

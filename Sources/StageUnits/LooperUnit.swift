@@ -143,6 +143,7 @@ public final class LooperUnit: RackUnit, UnitTransport {
         return l > 0 ? Double(l - publishedPosition.load(ordering: .relaxed)) / sampleRate : nil
     }
     public var underruns: Int { 0 }
+    public var stopCommand: Int { Command.stop.rawValue }
     /// The loop's length in frames (0 while empty or recording the first time).
     public var loopFrames: Int { publishedLength.load(ordering: .relaxed) }
 

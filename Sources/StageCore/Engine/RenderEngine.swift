@@ -39,6 +39,9 @@ public final class RenderEngine: @unchecked Sendable {
     let unitEventCapacity: Int
     /// `unit.bypass`: crossfades of each unit's output toward its input.
     let bypass: UnitBypass
+    /// Units with a transport (players, loopers) and the command that stops each: sent
+    /// with `releaseAllNotes` when the rack is left. Found once, on the control thread.
+    let transportStops: [(unit: Int, command: Int)]
     /// Per-step duration of the last instrumented blocks, in nanoseconds (benchmarks).
     public let stepNanoseconds: UnsafeMutablePointer<UInt64>
     public var measuresSteps = false
@@ -57,6 +60,9 @@ public final class RenderEngine: @unchecked Sendable {
         unitEventCapacity = eventsPerBlock
         unitEvents = .allocate(capacity: eventsPerBlock)
         bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
+        transportStops = plan.units.indices.compactMap { u in
+            (plan.units[u] as? any UnitTransport).map { (u, $0.stopCommand) }
+        }
         stepNanoseconds = .allocate(capacity: max(plan.steps.count, 1))
         stepNanoseconds.initialize(repeating: 0, count: max(plan.steps.count, 1))
         renderEnginesAlive.add(1, ordering: .relaxed)
@@ -144,8 +150,9 @@ public final class RenderEngine: @unchecked Sendable {
     }
 
     /// Sends sustain-off and all-notes-off to every unit that plays MIDI, so held notes end
-    /// with their own release. Thread: render.
+    /// with their own release, and stops players and loopers (a 10 ms fade). Thread: render.
     public func releaseAllNotes() {
+        for t in transportStops { inject(.midi(UnitCommand.message(t.command, pressed: true), toUnit: t.unit)) }
         for r in plan.midiReceivers {
             for channel in 0..<16 {
                 inject(.midi(.controlChange(channel: channel, controller: 64, value: 0), toUnit: r))

@@ -41,4 +41,8 @@ public protocol UnitTransport: AnyObject {
     var remainingSeconds: Double? { get }
     /// Blocks in which the disk was late and silence was played (0 for units without a disk).
     var underruns: Int { get }
+    /// The command (`UnitCommand`) that stops it with its fade: sent when its rack is left
+    /// for another (`RenderEngine.releaseAllNotes`), so a backing track does not play on
+    /// under the next song.
+    var stopCommand: Int { get }
 }
