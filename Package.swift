@@ -13,6 +13,9 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
+        // The LV2 host features in C (the log feature is variadic) and atom-sequence helpers.
+        .target(name: "CLV2Host"),
         // Tiny C helpers Swift cannot express: flush-to-zero, CPU time, alsa-lib's variadic
         // error handler.
         .target(name: "CStageShim", linkerSettings: [.linkedLibrary("asound")]),
@@ -24,6 +27,8 @@ let package = Package(
         .target(name: "StageUnits", dependencies: ["StageCore"]),
         // Synth: the FluidSynth generator unit.
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
+        // LV2: installed LV2 plugins as units, hosted through lilv.
+        .target(name: "StageLV2", dependencies: ["StageCore", "CLilv", "CLV2Host"]),
         // Drivers: ALSA live audio, audio files (libsndfile, libsamplerate), the offline renderer.
         .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
@@ -37,13 +42,13 @@ let package = Package(
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageService", "CStageShim", "StagePlayer"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageDrivers", "StageService", "CStageShim", "StagePlayer"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
         .executableTarget(
             name: "stagerack-bench",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "CAllocCounter", "CStageShim"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageDrivers", "CAllocCounter", "CStageShim"]),
 
         // Measurements shared by the tests (levels, frequencies, onsets).
         .target(name: "StageTestSupport"),
@@ -54,6 +59,10 @@ let package = Package(
         .testTarget(
             name: "StageRackTests",
             dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter", "StagePlayer"]),
+        // The lv2 unit against lv2apply, x42 fil4's response, bad plugins, allocations.
+        .testTarget(
+            name: "StageLV2Tests",
+            dependencies: ["StageCore", "StageUnits", "StageLV2", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
         .testTarget(
             name: "StageSynthTests", dependencies: ["StageCore", "StageSynth", "StageTestSupport", "CAllocCounter"]),
         // The service: settings precedence, device wait, log format, meters, install plan, and

@@ -11,6 +11,8 @@ packages=(
   libsndfile1-dev     # every audio file read and written
   libsamplerate0-dev  # resampling input files
   alsa-utils          # aplay/arecord/aconnect, for devices and tests
+  liblilv-dev         # the lv2 unit: LV2 plugins hosted through lilv
+  lv2-dev             # LV2's headers (urid, atom, options, buf-size, log)
 )
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(
@@ -19,6 +21,10 @@ if [[ "${1:-}" == "--test" ]]; then
     tmux                # the --meters view tested on a real terminal
     sox                 # rendered WAV headers checked with sox --i
     systemd             # systemd-analyze verify of packaging/stagerack.service
+    lilv-utils          # lv2ls, lv2apply (the lv2 unit's reference), lv2bench
+    mda-lv2             # LV2 plugins needing no features (DeEss, Detune) for the lv2 tests
+    x42-plugins         # LV2 plugins with atom ports (fil4 EQ) for the lv2 tests
+    gcc                 # builds the lv2 tests' plugin that fails to instantiate
   )
   # The C shims built for aarch64 (scripts/check-aarch64.sh), and run under qemu.
   if [[ $(dpkg --print-architecture) == amd64 ]]; then

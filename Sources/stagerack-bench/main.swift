@@ -11,6 +11,7 @@ import Glibc
 ///
 ///   stagerack-bench [RACK] [--block FRAMES] [--seconds S] [--chains N]
 ///   stagerack-bench --switches
+///   stagerack-bench --lv2 URI [--block FRAMES] [--seconds S]   (LV2Benchmark.swift)
 ///
 /// Renders RACK (default Benchmarks/default-rack-baseline.json, the frozen baseline: the
 /// default rack as it was before the vocal strip) three ways on the same input, in one run:
@@ -49,6 +50,10 @@ let sampleRate = 48000.0
 let registry = BenchRegistry.standard
 
 stage_enable_flush_to_zero()
+if let uri = argument("--lv2") {
+    LV2Benchmark.run(uri: uri, block: block, seconds: seconds, registry: registry)
+    exit(0)
+}
 if CommandLine.arguments.contains("--switches") {
     SwitchBenchmark.run(registry: registry)
     exit(0)
