@@ -32,6 +32,9 @@ let package = Package(
         // Drivers: ALSA live audio, audio files (libsndfile, libsamplerate), the offline renderer.
         .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
+        // Player: the `player` unit (backing tracks streamed from disk: libsndfile, libsamplerate).
+        .target(name: "StagePlayer", dependencies: ["StageCore", "CSndFile", "CSampleRate"]),
+
         // Service: the app's settings (config file < environment < flags), waiting for devices,
         // journald-friendly log lines, the --meters view, the install plan. Pure Swift.
         .target(name: "StageService", dependencies: ["StageCore"]),
@@ -39,7 +42,7 @@ let package = Package(
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageDrivers", "StageService", "CStageShim"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageDrivers", "StageService", "CStageShim", "StagePlayer"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
@@ -55,7 +58,7 @@ let package = Package(
         // Whole-rack tests: rack files and their errors, offline renders, allocation counts.
         .testTarget(
             name: "StageRackTests",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter", "StagePlayer"]),
         // The lv2 unit against lv2apply, x42 fil4's response, bad plugins, allocations.
         .testTarget(
             name: "StageLV2Tests",
@@ -65,7 +68,11 @@ let package = Package(
         // The service: settings precedence, device wait, log format, meters, install plan, and
         // the `stagerack` binary itself (play through alsa-lib's file plugin, install-service,
         // the systemd unit through systemd-analyze, the C shims for aarch64).
-        .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageService"]),
+        .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageService", "StageDrivers"]),
+        // The player unit: streaming, transport, loops, underruns (files made by the tests).
+        .testTarget(
+            name: "StagePlayerTests",
+            dependencies: ["StageCore", "StagePlayer", "StageUnits", "StageDrivers", "StageTestSupport", "CAllocCounter", "CSndFile"]),
     ],
     swiftLanguageModes: [.v6]
 )

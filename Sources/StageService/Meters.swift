@@ -35,6 +35,8 @@ public struct StatusRecord: Sendable, Equatable {
     /// Frames the device lost without an ALSA error (counted apart from xruns), in gaps.
     public var lostFrames = 0
     public var lostGaps = 0
+    /// Players and loopers: `track playing 1:23 -2:05` each (`TrackReading.text`).
+    public var tracks: [String] = []
 
     public init(
         rackName: String, rackFile: String = "", snapshot: String? = nil, peakIn: Float?, peakOut: Float, load: Float,
@@ -66,6 +68,7 @@ public struct StatusRecord: Sendable, Equatable {
             && a.realtime == b.realtime && a.midiLost == b.midiLost && a.midiLate == b.midiLate
             && a.lostFrames == b.lostFrames && a.lostGaps == b.lostGaps
             && a.gainReduction.map(\.unit) == b.gainReduction.map(\.unit) && a.gainReduction.map(\.dB) == b.gainReduction.map(\.dB)
+            && a.tracks == b.tracks
     }
 }
 
@@ -89,6 +92,7 @@ public func statusLine(_ r: StatusRecord) -> String {
     if let m = r.lastMIDI { s += " (last: \(m))" }
     s += midiTroubleText(r)
     if !r.gainReduction.isEmpty { s += " | " + gainReductionText(r) }
+    if !r.tracks.isEmpty { s += " | " + r.tracks.joined(separator: ", ") }
     return s
 }
 
@@ -166,6 +170,7 @@ public struct MeterView: Sendable {
         last += midiTroubleText(r)
         out.append(fit(last))
         if !r.gainReduction.isEmpty { out.append(fit(gainReductionText(r))) }
+        if !r.tracks.isEmpty { out.append(fit(r.tracks.joined(separator: "   "))) }
         return out
     }
 

@@ -7,6 +7,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     /// The interface's own latency in frames (converters, driver, USB), as `stagerack
     /// latency --write` measured it: `play` adds it to its latency lines.
     case hardwareLatency
+    case record, recordFormat
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -25,6 +26,8 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .deviceWait: return "STAGERACK_DEVICE_WAIT"
         case .status: return "STAGERACK_STATUS"
         case .hardwareLatency: return "STAGERACK_HARDWARE_LATENCY"
+        case .record: return "STAGERACK_RECORD"
+        case .recordFormat: return "STAGERACK_RECORD_FORMAT"
         }
     }
 
@@ -42,6 +45,8 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .deviceWait: return "--device-wait"
         case .status: return "--status"
         case .hardwareLatency: return "--hardware-latency"
+        case .record: return "--record"
+        case .recordFormat: return "--record-format"
         }
     }
 

@@ -84,6 +84,9 @@ public struct SettingsReader: Sendable {
         case .status:
             guard let b = node.bool else { return .failure(Message(text: "must be true or false, found \(describe(node))")) }
             return .success(.flag(b))
+        case .record, .recordFormat:
+            guard let s = node.string, !s.isEmpty else { return .failure(Message(text: "must be a non-empty string, found \(describe(node))")) }
+            return value(key, text: s)
         }
     }
 
@@ -150,6 +153,11 @@ public struct SettingsReader: Sendable {
             case "0", "false", "no", "off": return .success(.flag(false))
             default: return .failure(Message(text: "must be 1/0, true/false, yes/no or on/off, not \"\(text)\""))
             }
+        case .record:
+            return .success(.text(expandHome(text)))
+        case .recordFormat:
+            let t = text.trimmingSpaces.lowercased()
+            return t == "wav" || t == "flac" ? .success(.text(t)) : .failure(Message(text: "must be wav or flac, not \"\(text)\""))
         }
     }
 

@@ -1,5 +1,6 @@
 import StageCore
 import StageDrivers
+import StageService
 import StageSynth
 import Synchronization
 
@@ -14,6 +15,7 @@ enum PlayCommand {
                               [--periods N] [--capture-channels N] [--format FORMAT] [--hardware-latency FRAMES]
                               [--duration SECONDS] [--status] [--watch] [--meters]
                               [--device-wait SECONDS|forever] [--config FILE | --no-config]
+                              [--record DIR] [--record-format wav|flac]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
@@ -33,6 +35,9 @@ enum PlayCommand {
           --hardware-latency FRAMES  the interface's own latency (stagerack latency --write
                               stores it in the config as hardwareLatency): the latency
                               lines then give the true round trip
+          --record DIR        record the show: the microphone as captured and the output as heard,
+                              a pair of WAV files per song in DIR (see README, "Recording the show")
+          --record-format F   wav (default) or flac (converted from the WAV when the show stops)
         \(serviceHelp)
 
         With a SETLIST, the first song plays; MIDI program changes (and SIGHUP) switch songs
@@ -188,7 +193,9 @@ final class LiveSession {
         if let memoryRefusal { Log.warning(memoryRefusal) } else { Log.info("memory locked") }
 
         let limit = setup.duration.map { Int($0 * rate) }
-        var live = LiveAudio(playback: playback, capture: capture, player: player, frameLimit: limit)
+        let recorder = try startRecording(capture: capture, period: period)  // --record (PlayRecording.swift)
+        var recording = RecordingWatch()
+        var live = LiveAudio(playback: playback, capture: capture, player: player, frameLimit: limit, recorder: recorder)
         if live.isPaced { Log.info("playback \(playback.configuration.device) keeps no time (alsa-lib's file or null plugin): pacing to the wall clock") }
         var framesBefore = 0
         let status = makeStatusView()  // --status / --meters, xrun lines (PlayService.swift)
@@ -237,11 +244,20 @@ final class LiveSession {
                 status.midiLost = (midiInput.map { $0.engineEventsDropped + $0.router.actionsDropped + $0.inputOverruns } ?? 0)
                 status.midiLate = player.eventsLate.load(ordering: .relaxed)
                 status.gainReduction = switcher.unitMeters.map { ($0.unitID, $0.value) }
+                status.tracks = switcher.unitTransports.map {
+                    let t = $0.transport
+                    return TrackReading(
+                        unit: $0.unitID, state: t.transportState, position: t.positionSeconds, remaining: t.remainingSeconds,
+                        underruns: t.underruns
+                    ).text
+                }
                 status.snapshot = recalled.get()
+                watchRecording(recorder, songIndex: switcher.currentIndex, state: &recording)
                 status.update(live.status(), hasCapture: capture != nil)
             }
             thread.join()
             status.finish()
+            if case .deviceLost? = outcome.get() {} else { finishRecording(recorder) }
             let s = live.status()
             switch outcome.get()! {
             case .stopped, .finished:
@@ -260,6 +276,7 @@ final class LiveSession {
                     let signal = Signals.wait(milliseconds: 1000)
                     if signal == SIGINT || signal == SIGTERM {
                         Log.info("stopped while waiting for the device")
+                        finishRecording(recorder)
                         return 0
                     }
                     do {
@@ -277,8 +294,9 @@ final class LiveSession {
                 }
                 Log.info("audio device back: \(playback.configuration)")
                 player.handOverRenderThread()  // the old audio thread has ended; a new one takes its queues
+                recorder?.handOverAudioThread()
                 live = LiveAudio(playback: playback, capture: capture, player: player,
-                                 frameLimit: limit.map { $0 - framesBefore })
+                                 frameLimit: limit.map { $0 - framesBefore }, recorder: recorder)
             }
         }
     }

@@ -19,7 +19,7 @@ struct ServiceSetup {
 
 extension PlayCommand {
     /// Options of the service layer, added to `play`'s own.
-    static let serviceValueOptions = ["--config", "--device-wait"]
+    static let serviceValueOptions = ["--config", "--device-wait", "--record", "--record-format"]
     static let serviceFlagOptions = ["--meters", "--no-config"]
 
     static let serviceHelp = """
@@ -174,6 +174,8 @@ final class StatusView {
     var midiLate = 0
     /// The playing rack's gain-reduction meters (dB by unit id).
     var gainReduction: [(unit: String, dB: Float)] = []
+    /// The playing rack's players and loopers (`TrackReading.text`).
+    var tracks: [String] = []
     private var loggedLost = 0
     var framesBefore = 0 {
         didSet {
@@ -198,11 +200,13 @@ final class StatusView {
     }
 
     func record(_ s: LiveAudio.Status) -> StatusRecord {
-        StatusRecord(
+        var r = StatusRecord(
             rackName: song.name, rackFile: song.file, snapshot: snapshot, peakIn: s.peakIn, peakOut: s.peakOut, load: s.load, xruns: s.xruns,
             lastXrun: s.lastXrun, midiMessages: midiMessages, lastMIDI: lastMIDI, seconds: Double(framesBefore + s.frames) / rate,
             realtime: realtime, midiLost: midiLost, midiLate: midiLate, gainReduction: gainReduction)
             .withLost(frames: s.lostFrames, gaps: s.lostGaps)
+        r.tracks = tracks
+        return r
     }
 
     /// Called after each wait of the control loop with a fresh status.

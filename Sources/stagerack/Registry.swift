@@ -1,9 +1,10 @@
 import StageCore
 import StageLV2
+import StagePlayer
 import StageSynth
 import StageUnits
 
 /// Every unit type the program knows.
 enum Registry {
-    static let standard = UnitRegistry(StandardUnits.types + SynthUnits.types + LV2Units.types)
+    static let standard = UnitRegistry(StandardUnits.types + SynthUnits.types + LV2Units.types + PlayerUnits.types)
 }

@@ -68,7 +68,8 @@ enum RenderCommand {
             if midi == nil { midi = DemoMaterial.song() }
             if duration == nil { duration = DemoMaterial.seconds }
         }
-        let options = GraphCompiler.Options(sampleRate: rate, maxFrames: block, hostInputChannels: max(input?.channelCount ?? 1, 1))
+        let options = GraphCompiler.Options(
+            sampleRate: rate, maxFrames: block, hostInputChannels: max(input?.channelCount ?? 1, 1), realTime: false)
         let plan = try GraphCompiler(registry: Registry.standard).compile(rack, options: options)
         for w in plan.warnings { Console.err("warning: \(rackPath): \(w)") }
         for u in plan.units { if let synth = u as? SynthUnit { Console.err("info: \(synth.soundFontDescription)") } }

@@ -1,5 +1,6 @@
 import Foundation
 import StageCore
+import StagePlayer
 import StageSynth
 import StageUnits
 
@@ -13,7 +14,7 @@ enum Fixtures {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
         return names.filter { $0.hasSuffix(".\(ext)") }.sorted().map { dir.appendingPathComponent($0).path }
     }
-    static var registry: UnitRegistry { UnitRegistry(StandardUnits.types + SynthUnits.types + [MonoPassType()]) }
+    static var registry: UnitRegistry { UnitRegistry(StandardUnits.types + SynthUnits.types + PlayerUnits.types + [MonoPassType()]) }
     static func temporaryPath(_ name: String) -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("stagerack-tests-\(getpid())")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

@@ -81,11 +81,13 @@ final class InputRobustnessTests: XCTestCase {
     /// exactly (0.001 s, 0.0001 s), and just beyond them is outside.
     func testRangeEndsAreInside() throws {
         for type in Fixtures.registry.types {
+            // Required text settings (the player's file) get a value: reading opens no file.
+            let required = type.settings.filter { $0.required && $0.kind == .string }.map { #""\#($0.key)": "x", "# }.joined()
             for spec in type.parameters(UnitSettings()) where spec.unit != .choice && spec.unit != .boolean {
                 for (v, ok) in [(Double(spec.range.lowerBound), true), (Double(spec.range.upperBound), true),
                                 (Double(spec.range.upperBound) * 1.01 + 0.01, false)] {
                     // Written as the shortest decimal, as a person would.
-                    let text = rack(#"{ "type": "\#(type.name)", "params": { "\#(spec.id)": \#(Float(v)) } }"#)
+                    let text = rack(#"{ "type": "\#(type.name)", \#(required)"params": { "\#(spec.id)": \#(Float(v)) } }"#)
                     if ok {
                         XCTAssertNoThrow(try reader.read(text: text), "\(type.name).\(spec.id) = \(Float(v))")
                     } else {

@@ -45,6 +45,9 @@ public final class RenderEngine: @unchecked Sendable {
     let resumeFade: ResumeFade
     /// Channel pointers of the host buses at an offset within the block (input, then output).
     let hostPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Units with a transport (players, loopers) and the command that stops each: sent
+    /// with `releaseAllNotes` when the rack is left. Found once, on the control thread.
+    let transportStops: [(unit: Int, command: Int)]
     /// Per-step duration of the last instrumented blocks, in nanoseconds (benchmarks).
     public let stepNanoseconds: UnsafeMutablePointer<UInt64>
     public var measuresSteps = false
@@ -67,6 +70,9 @@ public final class RenderEngine: @unchecked Sendable {
         resumeFade = ResumeFade(plan: plan)
         hostPointers = .allocate(capacity: plan.hostInput.channelCount + plan.hostOutput.channelCount)
         hostPointers.initialize(repeating: plan.hostOutput[0], count: plan.hostInput.channelCount + plan.hostOutput.channelCount)
+        transportStops = plan.units.indices.compactMap { u in
+            (plan.units[u] as? any UnitTransport).map { (u, $0.stopCommand) }
+        }
         stepNanoseconds = .allocate(capacity: max(plan.steps.count, 1))
         stepNanoseconds.initialize(repeating: 0, count: max(plan.steps.count, 1))
         renderEnginesAlive.add(1, ordering: .relaxed)
@@ -225,8 +231,9 @@ public final class RenderEngine: @unchecked Sendable {
     }
 
     /// Sends sustain-off and all-notes-off to every unit that plays MIDI, so held notes end
-    /// with their own release. Thread: render.
+    /// with their own release, and stops players and loopers (a 10 ms fade). Thread: render.
     public func releaseAllNotes() {
+        for t in transportStops { inject(.midi(UnitCommand.message(t.command, pressed: true), toUnit: t.unit)) }
         for r in plan.midiReceivers {
             for channel in 0..<16 {
                 inject(.midi(.controlChange(channel: channel, controller: 64, value: 0), toUnit: r))

@@ -6,10 +6,13 @@ public struct GraphCompiler {
         public var maxFrames: Int
         /// Channels of the host input (microphone or `--input` file).
         public var hostInputChannels: Int
-        public init(sampleRate: Double = 48000, maxFrames: Int = 512, hostInputChannels: Int = 1) {
+        /// False for offline renders (`UnitBuildContext.realTime`).
+        public var realTime: Bool
+        public init(sampleRate: Double = 48000, maxFrames: Int = 512, hostInputChannels: Int = 1, realTime: Bool = true) {
             self.sampleRate = sampleRate
             self.maxFrames = maxFrames
             self.hostInputChannels = hostInputChannels
+            self.realTime = realTime
         }
     }
 
@@ -208,7 +211,8 @@ public struct GraphCompiler {
         if !d.isEmpty { throw RackError(RackDiagnostic.sortedByPlace(d)) }
 
         // Make and prepare the units.
-        let context = UnitBuildContext(sampleRate: options.sampleRate, hostInputChannels: options.hostInputChannels)
+        let context = UnitBuildContext(
+            sampleRate: options.sampleRate, hostInputChannels: options.hostInputChannels, realTime: options.realTime)
         var units: [any RackUnit] = []
         var banks: [ParameterBank] = []
         for n in kept {

@@ -53,6 +53,7 @@ extension MIDIMapper {
             return
         }
         pressed[i] = isPressed
+        if m.commandUnit >= 0 { return sendCommand(i, isPressed: isPressed, at: t, emit: emit) }
         switch m.button ?? .trigger {
         case .toggle:
             guard isPressed, m.target >= 0 else { return record(.consumed, mapping: i) }

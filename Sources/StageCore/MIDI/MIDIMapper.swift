@@ -102,6 +102,10 @@ public final class MIDIMapper: @unchecked Sendable {
         var addresses: [ParameterAddress] = []
         var values: [Float] = []
         for d in midi.map {
+            if d.command != nil {
+                if let m = Self.commandMapping(d, in: plan) { list.append(m) }
+                continue
+            }
             if let action = d.action {
                 list.append(MIDIMapping(description: d, address: nil, spec: ParameterSpec.toggle(id: action.rawValue, name: action.rawValue, defaultOn: false)))
                 continue

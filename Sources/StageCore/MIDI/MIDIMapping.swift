@@ -22,6 +22,10 @@ public struct MIDIMapping: Sendable {
     public var feedback: Bool
     /// Index of its parameter in the mapper's target table; −1 for actions.
     public var target: Int = -1
+    /// For a unit's command (`UnitCommand`): the unit's index in the plan and the command's
+    /// number; −1 otherwise.
+    public var commandUnit: Int = -1
+    public var commandIndex: Int = -1
 
     public init(
         description d: MIDIMappingDescription, address: ParameterAddress?, spec: ParameterSpec
@@ -29,7 +33,7 @@ public struct MIDIMapping: Sendable {
         source = d.source
         hires = d.hires
         channel = d.channel.map { $0 - 1 }
-        targetName = d.target ?? d.action?.rawValue ?? ""
+        targetName = d.target ?? d.action?.rawValue ?? d.command ?? ""
         self.address = address
         self.spec = spec
         action = d.action

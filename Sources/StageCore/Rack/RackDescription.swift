@@ -106,6 +106,10 @@ public struct MIDIMappingDescription: Sendable, Equatable {
     /// `unit.param` (or `unit.bypass`); nil when the mapping fires an `action`.
     public var target: String?
     public var action: MappingAction?
+    /// `unit.command` (a player's `play`, `cue intro`): see `UnitCommand`; nil otherwise.
+    public var command: String?
+    /// The command's index in its unit type's `commands` list.
+    public var commandIndex: Int = -1
     /// The values at the control's two ends (off/on for buttons); nil means the
     /// parameter's range ends. `min > max` inverts.
     public var min: Float?

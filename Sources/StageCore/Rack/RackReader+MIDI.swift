@@ -132,6 +132,10 @@ extension RackReader {
                 ok = false
             }
         }
+        // A unit's command ("backing.play"): RackReader+Commands.swift.
+        if let a = node["action"], let name = a.value.string, name.contains(".") {
+            return readUnitCommand(node, name, at: a.value.location, source: source, channel: channel, ok: ok, path: path, rack: rack, &ctx)
+        }
         let mode = word(node["mode"]?.value, "\(path).mode", MIDIControlMode.self, &ok, &ctx) ?? .absolute
         let takeover = word(node["takeover"]?.value, "\(path).takeover", TakeoverRule.self, &ok, &ctx)
         var button = word(node["button"]?.value, "\(path).button", ButtonBehavior.self, &ok, &ctx)

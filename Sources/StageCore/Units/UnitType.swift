@@ -107,9 +107,13 @@ public struct UnitBuildContext: Sendable {
     public var sampleRate: Double
     /// Channels of the engine's external input (the microphone or the `--input` file).
     public var hostInputChannels: Int
-    public init(sampleRate: Double, hostInputChannels: Int) {
+    /// False when rendering offline (faster than real time): units that stream from disk
+    /// then wait for their disk instead of playing silence.
+    public var realTime: Bool
+    public init(sampleRate: Double, hostInputChannels: Int, realTime: Bool = true) {
         self.sampleRate = sampleRate
         self.hostInputChannels = hostInputChannels
+        self.realTime = realTime
     }
 }
 
@@ -143,6 +147,9 @@ public protocol UnitType: Sendable {
     /// For each input bus, the parameters that make it inaudible (a mixer's fader and
     /// mute), or nil: what lets the engine know its source is not heard.
     func inputGates(_ settings: UnitSettings) -> [InputGate?]
+    /// The commands a `midi.map` action `"unit.command"` may fire at a unit with these
+    /// settings (`UnitCommand`): the index in this list is the command's number.
+    func commands(_ settings: UnitSettings) -> [String]
     /// Makes a unit. Thread: control. May load files (SoundFonts) and throw.
     func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit
 }
@@ -156,6 +163,7 @@ extension UnitType {
     public func hostChannels(_ settings: UnitSettings) -> [Int]? { nil }
     public var silence: UnitSilence { .alwaysRuns }
     public func inputGates(_ settings: UnitSettings) -> [InputGate?] { [] }
+    public func commands(_ settings: UnitSettings) -> [String] { [] }
 }
 
 /// The unit types a program knows, by name. Thread: any.

@@ -66,7 +66,11 @@ public final class LiveAudio: @unchecked Sendable {
         public var lostGaps = 0
     }
 
-    public init(playback: PCMStream, capture: PCMStream?, player: RackPlayer, frameLimit: Int? = nil) {
+    /// Records the show (`play --record`): fed every period, never waited for.
+    public let recorder: ShowRecorder?
+
+    public init(playback: PCMStream, capture: PCMStream?, player: RackPlayer, frameLimit: Int? = nil, recorder: ShowRecorder? = nil) {
+        self.recorder = recorder
         self.playback = playback
         self.capture = capture
         self.player = player
@@ -176,6 +180,7 @@ public final class LiveAudio: @unchecked Sendable {
                 let load = Float(Double(monotonicNanoseconds() &- t0) / periodNanoseconds)
                 publishMax(load, loadBits)
                 publishPeak(output, peakOutBits)
+                recorder?.take(input: inputBus, output: output, frames: periodFrames)
                 try playback.write(from: output, frames: periodFrames)
                 if !isPaced, let reading = watched.timestampedPosition(),
                     lost.observe(nanoseconds: reading.nanoseconds, position: reading.position) > 0

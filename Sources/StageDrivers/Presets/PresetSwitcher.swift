@@ -53,6 +53,10 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// (each value is a relaxed atomic the unit stores once per block). Thread: any.
     public var unitMeters: [UnitMeterReading] { meterList.withLock { $0 } }
     let meterList = Mutex<[UnitMeterReading]>([])
+    /// The playing rack's players and loopers (`UnitTransport`), published at each switch.
+    /// Thread: any.
+    public var unitTransports: [UnitTransportReading] { transportList.withLock { $0 } }
+    let transportList = Mutex<[UnitTransportReading]>([])
     /// The plan most recently handed to the player. Thread: the switcher's thread.
     public private(set) var currentPlan: RenderPlan
     /// The mapper of `currentPlan`, for the thread that maps MIDI (offline).
@@ -87,6 +91,7 @@ public final class PresetSwitcher: @unchecked Sendable {
         self.index = Atomic(index)
         currentPlan = firstPlan
         meterList.withLock { $0 = UnitMeterReading.all(in: firstPlan) }
+        transportList.withLock { $0 = UnitTransportReading.all(in: firstPlan) }
         mapper = MIDIMapper(plan: firstPlan, presetsByDefault: true)
         self.registry = registry
         self.options = options
@@ -220,6 +225,7 @@ public final class PresetSwitcher: @unchecked Sendable {
             self.index.store(index, ordering: .releasing)
             currentPlan = plan
             meterList.withLock { $0 = UnitMeterReading.all(in: plan) }
+            transportList.withLock { $0 = UnitTransportReading.all(in: plan) }
             mapper = MIDIMapper(plan: plan, presetsByDefault: true)
             loadsCompleted.add(1, ordering: .relaxed)
             let ms = Double(monotonicNanoseconds() - started) / 1e6
@@ -244,6 +250,20 @@ public struct UnitMeterReading: @unchecked Sendable {
     static func all(in plan: RenderPlan) -> [UnitMeterReading] {
         plan.units.indices.compactMap { u in
             (plan.units[u] as? any UnitMeter).map { UnitMeterReading(unitID: plan.unitIDs[u], meter: $0) }
+        }
+    }
+}
+
+/// A unit's transport (a player, a looper), as the main thread reads it. Thread: any (the
+/// unit stores its readings atomically).
+public struct UnitTransportReading: @unchecked Sendable {
+    public let unitID: String
+    public let transport: any UnitTransport
+
+    /// Every unit of `plan` with a transport, in the plan's order.
+    static func all(in plan: RenderPlan) -> [UnitTransportReading] {
+        plan.units.indices.compactMap { u in
+            (plan.units[u] as? any UnitTransport).map { UnitTransportReading(unitID: plan.unitIDs[u], transport: $0) }
         }
     }
 }

@@ -1,0 +1,383 @@
+import StageCore
+import Synchronization
+
+/// Plays a track: transport commands at their frames, the preloads then the disk's chunks,
+/// a fade on stop, a crossfade when a start cuts into a playing track, the gain.
+///
+/// Thread: render (`render`, `reset`); the transport readings (`UnitTransport`) from any
+/// thread; made and released on the control thread (the release stops the disk thread).
+public final class PlayerUnit: RackUnit, UnitTransport {
+    enum Parameter {
+        static let gain = 0
+    }
+
+    enum Command: Int {
+        case play = 0, stop, toggle, restart
+        /// `cue k` is command `firstCue + k`.
+        static let firstCue = 4
+    }
+
+    let stream: TrackStream
+    let reader: TrackReader
+    let trigger: TriggerMode
+    let startOnLoad: Bool
+    let sampleRate: Double
+    /// Offline renders wait for the disk instead of playing silence (`UnitBuildContext.realTime`).
+    public var waitsForDisk = false
+    /// Stop fades and the crossfade of a start over a playing track: 10 ms.
+    let fadeFrames: Int
+    /// Where the start points and the loop sit at the engine's rate (frames).
+    let startEngineFrames: [Double]
+    let loopEngine: (start: Double, end: Double)?
+    let fileEngineFrames: Double?
+
+    // Render-thread state.
+    private var playing = false
+    private var pendingStartOnLoad: Bool
+    private var generation: UInt32 = 0
+    private var startPoint = 0
+    /// Frames played since the start point.
+    private var streamFrame: Int64 = 0
+    private var currentChunk = -1
+    /// Frames left in the stop fade (0: no fade running).
+    private var fadeLeft = 0
+    /// The old track's next frames when a start cut into it, faded out over `fadeFrames`.
+    private let tail: UnsafeMutablePointer<Float>
+    private var tailLeft = 0
+    private var maxFrames = 0
+
+    // Published once per block.
+    private let playingFlag = Atomic<Bool>(false)
+    private let positionFrames = Atomic<Int>(0)
+    private let underrunCount = Atomic<Int>(0)
+    private let underrunFrameCount = Atomic<Int>(0)
+
+    init(stream: TrackStream, reader: TrackReader, settings: PlayerSettings, sampleRate: Double) {
+        self.stream = stream
+        self.reader = reader
+        self.sampleRate = sampleRate
+        trigger = settings.trigger
+        startOnLoad = settings.startOnLoad
+        pendingStartOnLoad = settings.startOnLoad
+        fadeFrames = max(1, Int(0.01 * sampleRate))
+        let ratio = reader.ratio
+        startEngineFrames = stream.startFrames.map { Double($0) * ratio }
+        loopEngine = reader.loop.map { (Double($0.lowerBound) * ratio, Double($0.upperBound) * ratio) }
+        fileEngineFrames = reader.fileFrames >= 0 ? Double(reader.fileFrames) * ratio : nil
+        tail = .allocate(capacity: fadeFrames * 2)
+        tail.initialize(repeating: 0, count: fadeFrames * 2)
+    }
+
+    deinit {
+        stream.shutdown()
+        tail.deallocate()
+    }
+
+    public func prepare(_ spec: PrepareSpec) throws { maxFrames = spec.maxFrames }
+
+    /// Stops the track; a `startOnLoad` track starts again at the next block. Thread: render
+    /// (or control while not rendering). Touches no queue: stale chunks are recognised by
+    /// their generation and given back by the next `render`.
+    public func reset() {
+        playing = false
+        fadeLeft = 0
+        tailLeft = 0
+        streamFrame = 0
+        pendingStartOnLoad = startOnLoad
+        positionFrames.store(0, ordering: .relaxed)
+        playingFlag.store(false, ordering: .relaxed)
+    }
+
+    // MARK: - Transport readings (any thread)
+
+    public var isPlaying: Bool { playingFlag.load(ordering: .relaxed) }
+    public var transportState: String { isPlaying ? "playing" : "stopped" }
+    public var positionSeconds: Double { Double(positionFrames.load(ordering: .relaxed)) / sampleRate }
+    public var remainingSeconds: Double? {
+        guard loopEngine == nil, let total = fileEngineFrames else { return nil }
+        return max(0, total - Double(positionFrames.load(ordering: .relaxed))) / sampleRate
+    }
+    public var underruns: Int { underrunCount.load(ordering: .relaxed) }
+    public var stopCommand: Int { Command.stop.rawValue }
+    /// Frames of silence played because the disk was late.
+    public var underrunFrames: Int { underrunFrameCount.load(ordering: .relaxed) }
+    /// Test hook: the disk thread sleeps this long after each chunk it reads.
+    public func slowDiskForTesting(nanosecondsPerChunk: Int) {
+        stream.diskDelayNanoseconds.store(nanosecondsPerChunk, ordering: .relaxed)
+    }
+
+    // MARK: - Render
+
+    public func render(_ context: RenderContext) {
+        let n = context.frameCount
+        let out = context.outputs[0]
+        let l = out[0]
+        let r = out[1]
+        giveBackStaleChunks()
+        var pos = 0
+        if pendingStartOnLoad {
+            pendingStartOnLoad = false
+            start(at: 0)
+        }
+        var underran = false
+        for e in context.events {
+            guard let index = UnitCommand.index(of: e.message), UnitCommand.isPress(e.message) else { continue }
+            let offset = min(max(Int(e.frameOffset), pos), n)
+            underran = produce(l + pos, r + pos, frames: offset - pos) || underran
+            pos = offset
+            perform(index)
+        }
+        underran = produce(l + pos, r + pos, frames: n - pos) || underran
+        applyGain(context.parameters, l, r, n)
+        if underran { underrunCount.add(1, ordering: .relaxed) }
+        playingFlag.store(playing, ordering: .relaxed)
+        positionFrames.store(position(), ordering: .relaxed)
+        stream.renderFrame.store(Int(streamFrame), ordering: .relaxed)
+        stream.renderGeneration.store(generation, ordering: .releasing)
+    }
+
+    /// A pressed command.
+    private func perform(_ index: Int) {
+        switch Command(rawValue: index) {
+        case .play?:
+            if !playing || fadeLeft > 0 {
+                start(at: 0)
+            } else {
+                switch trigger {
+                case .oneShot: start(at: 0)
+                case .loop: break
+                case .toggle: stop()
+                }
+            }
+        case .stop?: stop()
+        case .toggle?: if playing && fadeLeft == 0 { stop() } else { start(at: 0) }
+        case .restart?: start(at: 0)
+        case nil:
+            let cue = index - Command.firstCue + 1
+            if cue >= 1 && cue < stream.startFrames.count { start(at: cue) }
+        }
+    }
+
+    /// Starts from start point `point` at this frame; a playing track's next 10 ms fade out
+    /// under it.
+    private func start(at point: Int) {
+        if playing { captureTail() }
+        generation &+= 1
+        startPoint = point
+        streamFrame = 0
+        fadeLeft = 0
+        playing = true
+        if currentChunk >= 0 {
+            _ = stream.free.push(Int32(currentChunk))
+            currentChunk = -1
+        }
+        _ = stream.requests.push(StreamRequest(generation: generation, startPoint: Int32(point)))
+    }
+
+    private func stop() {
+        guard playing, fadeLeft == 0 else { return }
+        fadeLeft = fadeFrames
+    }
+
+    /// Copies what the track would play next into `tail` (as much as is at hand), without
+    /// moving, so a start can fade it out.
+    private func captureTail() {
+        var got = 0
+        var frame = streamFrame
+        var chunk = currentChunk
+        while got < fadeFrames {
+            let point = startPoint
+            if frame < Int64(stream.preloadLengths[point]) {
+                let k = min(fadeFrames - got, stream.preloadLengths[point] - Int(frame))
+                (tail + 2 * got).update(from: stream.preloads[point] + 2 * Int(frame), count: 2 * k)
+                got += k
+                frame += Int64(k)
+                continue
+            }
+            guard chunk >= 0 else { break }
+            let offset = Int(frame - stream.chunkStart[chunk])
+            let k = min(fadeFrames - got, stream.chunkFrameCount[chunk] - offset)
+            if k <= 0 { break }
+            (tail + 2 * got).update(from: stream.chunk(chunk) + 2 * offset, count: 2 * k)
+            got += k
+            frame += Int64(k)
+            chunk = -1
+        }
+        if got < fadeFrames { (tail + 2 * got).update(repeating: 0, count: 2 * (fadeFrames - got)) }
+        // With a stop fade running, the tail starts at its level.
+        if fadeLeft > 0 {
+            for f in 0..<fadeFrames {
+                let g = Float(max(fadeLeft - f, 0)) / Float(fadeFrames)
+                tail[2 * f] *= g
+                tail[2 * f + 1] *= g
+            }
+        }
+        tailLeft = fadeFrames
+    }
+
+    /// Writes `frames` frames of the track (or silence) into `l`, `r`; true when the disk
+    /// was late.
+    private func produce(_ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>, frames: Int) -> Bool {
+        guard frames > 0 else { return false }
+        var done = 0
+        var late = false
+        while done < frames && playing {
+            let k = playFrames(l + done, r + done, frames: frames - done, late: &late)
+            if k == 0 { break }
+            done += k
+        }
+        if done < frames {
+            (l + done).update(repeating: 0, count: frames - done)
+            (r + done).update(repeating: 0, count: frames - done)
+        }
+        if fadeLeft > 0 || tailLeft > 0 { applyFades(l, r, frames: frames) }
+        return late
+    }
+
+    /// Plays up to `frames` frames from the preload or the current chunk; 0 when the track
+    /// ended. Counts a late disk as silence (or waits for it offline).
+    private func playFrames(
+        _ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>, frames: Int, late: inout Bool
+    ) -> Int {
+        let preloaded = stream.preloadLengths[startPoint]
+        if streamFrame < Int64(preloaded) {
+            let k = min(frames, preloaded - Int(streamFrame))
+            deinterleave(stream.preloads[startPoint] + 2 * Int(streamFrame), l, r, k)
+            streamFrame += Int64(k)
+            return k
+        }
+        if preloaded < stream.preloadFrames {  // the file ended within the preload
+            playing = false
+            return 0
+        }
+        if currentChunk < 0 && !nextChunk() {
+            // The disk is late: silence, and time goes on (the track stays in time).
+            l.update(repeating: 0, count: frames)
+            r.update(repeating: 0, count: frames)
+            streamFrame += Int64(frames)
+            underrunFrameCount.add(frames, ordering: .relaxed)
+            late = true
+            return frames
+        }
+        let c = currentChunk
+        let count = stream.chunkFrameCount[c]
+        let offset = Int(streamFrame - stream.chunkStart[c])
+        if offset < 0 {  // the disk skipped ahead after being late: silence up to its chunk
+            let k = min(frames, -offset)
+            l.update(repeating: 0, count: k)
+            r.update(repeating: 0, count: k)
+            streamFrame += Int64(k)
+            underrunFrameCount.add(k, ordering: .relaxed)
+            late = true
+            return k
+        }
+        if count == 0 || offset >= count {
+            let ended = count < stream.chunkFrames
+            _ = stream.free.push(Int32(c))
+            currentChunk = -1
+            if ended { playing = false }
+            return ended ? 0 : playFrames(l, r, frames: frames, late: &late)
+        }
+        let k = min(frames, count - offset)
+        deinterleave(stream.chunk(c) + 2 * offset, l, r, k)
+        streamFrame += Int64(k)
+        if offset + k == count {
+            _ = stream.free.push(Int32(c))
+            currentChunk = -1
+            if count < stream.chunkFrames { playing = false }
+        }
+        return k
+    }
+
+    /// Takes the next chunk of this generation that is not wholly in the past; false when
+    /// none is there (offline: waits for the disk, up to 10 s).
+    private func nextChunk() -> Bool {
+        var waited = 0
+        while true {
+            while let c32 = stream.filled.pop() {
+                let c = Int(c32)
+                let end = stream.chunkStart[c] + Int64(stream.chunkFrameCount[c])
+                if stream.chunkGeneration[c] != generation || (end <= streamFrame && stream.chunkFrameCount[c] == stream.chunkFrames) {
+                    _ = stream.free.push(c32)  // stale, or played as silence while the disk was late
+                    continue
+                }
+                currentChunk = c
+                return true
+            }
+            guard waitsForDisk, waited < 100_000 else { return false }
+            nap(nanoseconds: 100_000)  // offline only: the render loop is not real time
+            waited += 1
+        }
+    }
+
+    /// Gives back chunks of an older generation (a start threw them away) so the disk
+    /// thread can refill them.
+    private func giveBackStaleChunks() {
+        while let c = stream.filled.peek(), stream.chunkGeneration[Int(c)] != generation {
+            _ = stream.filled.pop()
+            _ = stream.free.push(c)
+        }
+    }
+
+    @inline(__always)
+    private func deinterleave(_ src: UnsafePointer<Float>, _ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>, _ k: Int) {
+        for f in 0..<k {
+            l[f] = src[2 * f]
+            r[f] = src[2 * f + 1]
+        }
+    }
+
+    private func applyFades(_ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>, frames: Int) {
+        let scale = 1 / Float(fadeFrames)
+        for f in 0..<frames {
+            if fadeLeft > 0 {
+                let g = Float(fadeLeft) * scale
+                l[f] *= g
+                r[f] *= g
+                fadeLeft -= 1
+                if fadeLeft == 0 {
+                    playing = false
+                    for z in (f + 1)..<max(frames, f + 1) {
+                        l[z] = 0
+                        r[z] = 0
+                    }
+                }
+            }
+            if tailLeft > 0 {
+                let i = fadeFrames - tailLeft
+                let g = Float(tailLeft) * scale
+                l[f] += tail[2 * i] * g
+                r[f] += tail[2 * i + 1] * g
+                tailLeft -= 1
+            }
+        }
+    }
+
+    private func applyGain(_ params: ParameterValues, _ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>, _ n: Int) {
+        if params.isSteady(Parameter.gain) {
+            let db = params.value(Parameter.gain)
+            if db == 0 { return }
+            let g: Float = db <= -96 ? 0 : Curves.decibelsToGain(db)
+            for i in 0..<n {
+                l[i] *= g
+                r[i] *= g
+            }
+        } else {
+            let db = params[Parameter.gain]
+            for i in 0..<n {
+                let g: Float = db[i] <= -96 ? 0 : Curves.decibelsToGain(db[i])
+                l[i] *= g
+                r[i] *= g
+            }
+        }
+    }
+
+    /// The play position in engine frames of the file (the loop folded in).
+    private func position() -> Int {
+        var p = startEngineFrames[startPoint] + Double(streamFrame)
+        if let loop = loopEngine, p >= loop.end, loop.end > loop.start {
+            p = loop.start + (p - loop.start).truncatingRemainder(dividingBy: loop.end - loop.start)
+        }
+        return Int(p)
+    }
+}

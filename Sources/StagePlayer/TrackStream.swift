@@ -1,0 +1,195 @@
+import StageCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Where the render thread asks the disk to stream from. Plain value.
+struct StreamRequest: BitwiseCopyable {
+    /// Chunks of any other generation are stale and thrown away by the render thread.
+    var generation: UInt32
+    /// The start point (0: the file's beginning, then the cues).
+    var startPoint: Int32
+}
+
+/// The disk side of a player: a thread of its own reads the track (`TrackReader`) into a
+/// fixed pool of chunks that the render thread plays. Memory is the pool plus the
+/// preloads, whatever the file's length.
+///
+/// Queues (each preallocated, one producer and one consumer, checked by `SPSCQueue`):
+/// - `filled`: chunk numbers, disk thread → render thread (audio ready to play);
+/// - `free`: chunk numbers, render thread → disk thread (played or stale, to refill);
+/// - `requests`: `StreamRequest`s, render thread → disk thread (a start: play, a cue).
+/// A chunk's samples and its header (generation, frames, place in the stream) are written
+/// by the disk thread before it pushes the chunk's number and read by the render thread
+/// after it pops it (the queue's release/acquire orders them); the disk thread never
+/// touches a chunk again until the render thread gives its number back through `free`.
+///
+/// A start is instant: the first `preloadFrames` of every start point were read on the
+/// control thread (`preload(_:)`); the disk thread streams from there on. The render thread
+/// never waits (live): a chunk that is not there is silence and a counted underrun.
+/// Thread: `init`/`preload`/`shutdown` on the control thread; the disk thread runs `run`.
+final class TrackStream: @unchecked Sendable {
+    let chunkFrames: Int
+    let chunkCount: Int
+    let preloadFrames: Int
+    /// Interleaved stereo samples of every chunk, `chunkFrames` frames each.
+    let samples: UnsafeMutablePointer<Float>
+    let chunkGeneration: UnsafeMutablePointer<UInt32>
+    let chunkFrameCount: UnsafeMutablePointer<Int>
+    /// The chunk's first frame, counted from the start point (engine frames).
+    let chunkStart: UnsafeMutablePointer<Int64>
+    /// Producer: disk thread. Consumer: render thread.
+    let filled: SPSCQueue<Int32>
+    /// Producer: render thread. Consumer: disk thread.
+    let free: SPSCQueue<Int32>
+    /// Producer: render thread. Consumer: disk thread.
+    let requests: SPSCQueue<StreamRequest>
+    /// File frames of the start points (0, then each cue's).
+    let startFrames: [Int]
+    /// Per start point: its first frames, interleaved stereo, and how many (fewer than
+    /// `preloadFrames` when the file ends sooner).
+    private(set) var preloads: [UnsafeMutablePointer<Float>] = []
+    private(set) var preloadLengths: [Int] = []
+    /// A test hook: the disk thread sleeps this long after each chunk (a slow disk).
+    let diskDelayNanoseconds = Atomic<Int>(0)
+    /// Chunks the disk thread read (for tests and the status).
+    let chunksRead = Atomic<Int>(0)
+    /// Where the render thread plays (frames from the start point) and in which generation:
+    /// a disk that fell behind skips ahead instead of reading what is already past.
+    /// Written by the render thread (position, then generation with release), read by the
+    /// disk thread (generation with acquire, then position).
+    let renderFrame = Atomic<Int>(0)
+    let renderGeneration = Atomic<UInt32>(0)
+
+    private let reader: TrackReader
+    private let running = Atomic<Bool>(true)
+    private var thread: pthread_t?
+    private let scratch: UnsafeMutablePointer<Float>
+
+    init(reader: TrackReader, startFrames: [Int], preloadFrames: Int, bufferFrames: Int) {
+        self.reader = reader
+        self.startFrames = startFrames
+        self.preloadFrames = preloadFrames
+        chunkFrames = 4096
+        chunkCount = max(4, (bufferFrames + chunkFrames - 1) / chunkFrames)
+        samples = .allocate(capacity: chunkCount * chunkFrames * 2)
+        samples.initialize(repeating: 0, count: chunkCount * chunkFrames * 2)
+        chunkGeneration = .allocate(capacity: chunkCount)
+        chunkGeneration.initialize(repeating: 0, count: chunkCount)
+        chunkFrameCount = .allocate(capacity: chunkCount)
+        chunkFrameCount.initialize(repeating: 0, count: chunkCount)
+        chunkStart = .allocate(capacity: chunkCount)
+        chunkStart.initialize(repeating: 0, count: chunkCount)
+        filled = SPSCQueue(minimumCapacity: chunkCount)
+        free = SPSCQueue(minimumCapacity: chunkCount)
+        requests = SPSCQueue(minimumCapacity: 64)
+        scratch = .allocate(capacity: chunkFrames * 2)
+        for start in startFrames {
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: max(preloadFrames, 1) * 2)
+            buffer.initialize(repeating: 0, count: max(preloadFrames, 1) * 2)
+            reader.start(atFileFrame: start)
+            preloads.append(buffer)
+            preloadLengths.append(reader.read(into: buffer, frames: preloadFrames))
+        }
+    }
+
+    deinit {
+        samples.deallocate()
+        chunkGeneration.deallocate()
+        chunkFrameCount.deallocate()
+        chunkStart.deallocate()
+        scratch.deallocate()
+        for p in preloads { p.deallocate() }
+    }
+
+    /// Chunk `c`'s samples.
+    @inline(__always)
+    func chunk(_ c: Int) -> UnsafeMutablePointer<Float> { samples + c * chunkFrames * 2 }
+
+    /// Starts the disk thread. Thread: control.
+    func startThread() throws(TrackError) {
+        var t = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let r = pthread_create(&t, nil, { raw in
+            let stream = Unmanaged<TrackStream>.fromOpaque(raw!).takeRetainedValue()
+            stream.run()
+            return nil
+        }, context)
+        if r != 0 {
+            Unmanaged<TrackStream>.fromOpaque(context).release()
+            throw TrackError("cannot start the player's disk thread: \(String(cString: strerror(r)))")
+        }
+        thread = t
+    }
+
+    /// Stops the disk thread and waits for it. Thread: control.
+    func shutdown() {
+        guard let t = thread else { return }
+        running.store(false, ordering: .releasing)
+        pthread_join(t, nil)
+        thread = nil
+    }
+
+    /// The disk thread: follows the latest request, fills chunks while there are free ones,
+    /// otherwise naps 2 ms.
+    private func run() {
+        var generation: UInt32 = 0
+        var active = false
+        var streamFrame: Int64 = 0
+        var neverUsed = 0  // chunks 0..<neverUsed have been handed out at least once
+        while running.load(ordering: .acquiring) {
+            var latest: StreamRequest?
+            while let r = requests.pop() { latest = r }
+            if let r = latest {
+                generation = r.generation
+                let point = Int(r.startPoint)
+                reader.start(atFileFrame: startFrames[point])
+                reader.skip(frames: preloadLengths[point], scratch: scratch, scratchFrames: chunkFrames)
+                streamFrame = Int64(preloadLengths[point])
+                active = preloadLengths[point] == preloadFrames
+            }
+            if active {
+                var c: Int32 = -1
+                if neverUsed < chunkCount {
+                    c = Int32(neverUsed)
+                    neverUsed += 1
+                } else if let f = free.pop() {
+                    c = f
+                }
+                if c >= 0 {
+                    let i = Int(c)
+                    if renderGeneration.load(ordering: .acquiring) == generation {
+                        let behind = Int64(renderFrame.load(ordering: .relaxed)) - streamFrame
+                        if behind > 0 {  // late: what would be read is past; start two chunks ahead
+                            let skip = Int(behind) + 2 * chunkFrames
+                            reader.skip(frames: skip, scratch: scratch, scratchFrames: chunkFrames)
+                            streamFrame += Int64(skip)
+                        }
+                    }
+                    let n = reader.read(into: chunk(i), frames: chunkFrames)
+                    chunkGeneration[i] = generation
+                    chunkFrameCount[i] = n
+                    chunkStart[i] = streamFrame
+                    streamFrame += Int64(n)
+                    if n < chunkFrames { active = false }  // the end (n may be 0: an end marker)
+                    _ = filled.push(c)
+                    chunksRead.add(1, ordering: .relaxed)
+                    let delay = diskDelayNanoseconds.load(ordering: .relaxed)
+                    if delay > 0 { nap(nanoseconds: delay) }
+                    continue
+                }
+            }
+            nap(nanoseconds: 2_000_000)
+        }
+    }
+}
+
+/// Sleeps the calling thread (never the render thread). Thread: any but render.
+func nap(nanoseconds: Int) {
+    var ts = timespec(tv_sec: nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
+    nanosleep(&ts, nil)
+}
