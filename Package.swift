@@ -30,11 +30,14 @@ let package = Package(
         // Service: the app's settings (config file < environment < flags), waiting for devices,
         // journald-friendly log lines, the --meters view, the install plan. Pure Swift.
         .target(name: "StageService", dependencies: ["StageCore"]),
+        // Remote: the parameter state the control thread owns (MIDI, OSC and the web page
+        // change and observe it), the servers' commands and what they show. Pure Swift.
+        .target(name: "StageRemote", dependencies: ["StageCore", "StageDrivers"]),
 
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageService", "CStageShim"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageService", "CStageShim", "StageRemote"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
@@ -57,6 +60,10 @@ let package = Package(
         // the `stagerack` binary itself (play through alsa-lib's file plugin, install-service,
         // the systemd unit through systemd-analyze, the C shims for aarch64).
         .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageService"]),
+        // The remote: parameter state, commands, MIDI and remote changes meeting on the
+        // control thread.
+        .testTarget(
+            name: "StageRemoteTests", dependencies: ["StageCore", "StageUnits", "StageDrivers", "StageRemote", "StageTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -11,6 +11,8 @@ packages=(
   libsndfile1-dev     # every audio file read and written
   libsamplerate0-dev  # resampling input files
   alsa-utils          # aplay/arecord/aconnect, for devices and tests
+  liblo-dev           # OSC control (play --osc)
+  libwebsockets-dev   # the web page: HTTP and WebSocket (play --web)
 )
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(
@@ -19,12 +21,26 @@ if [[ "${1:-}" == "--test" ]]; then
     tmux                # the --meters view tested on a real terminal
     sox                 # rendered WAV headers checked with sox --i
     systemd             # systemd-analyze verify of packaging/stagerack.service
+    liblo-tools         # oscsend/oscdump: the OSC tests
+    chromium            # the browser test of the web page (make remote-test)
+    chromium-driver     # ... driven by Selenium
+    python3-venv        # a venv for the PyPI test clients (websockets, selenium)
   )
   # The C shims built for aarch64 (scripts/check-aarch64.sh), and run under qemu.
   if [[ $(dpkg --print-architecture) == amd64 ]]; then
     packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
   fi
 fi
+
+# PyPI packages the tests use as clients (never linked into the binary): the remote's
+# WebSocket client and the browser driver (Tests/remote).
+install_pypi() {
+  [[ "${1:-}" == "--test" ]] || return 0
+  local want=(websockets selenium)
+  python3 -c 'import websockets, selenium' 2>/dev/null && return 0
+  python3 -m pip install --quiet "${want[@]}" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "${want[@]}"
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -35,6 +51,7 @@ for p in "${packages[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
+  install_pypi "${1:-}"
   exit 0
 fi
 
@@ -47,3 +64,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+install_pypi "${1:-}"

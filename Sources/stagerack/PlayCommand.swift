@@ -138,6 +138,7 @@ final class LiveSession {
                 options: .init(patterns: rack.midi.connect, monitor: true), mapper: MIDIMapper(plan: plan, presetsByDefault: true),
                 events: player.events, clock: blockTimedMIDI ? nil : player.clock)
             input.router.onAction = { [weak switcher] in switcher?.wakeUp() }  // program changes wake the control thread
+            if wantsRemote { input.router.reportParameterChanges() }  // knobs' changes into the remote's state
             try input.start()
             midi = input
             Log.info("MIDI: \(input.inputName) listening\(rack.midi.connect.isEmpty ? " (every hardware port)" : " (\(rack.midi.connect.joined(separator: ", ")))")")
@@ -147,12 +148,17 @@ final class LiveSession {
         let midiInput = midi
         ALSAMessages.route()  // the sequencer silenced alsa-lib's messages: keep them in the log
         let recalled = SnapshotName()
-        switcher.onChange = { newPlan, _ in
+        // The remote (PlayRemote.swift): one parameter state on the control thread.
+        let remote = wantsRemote ? makeRemoteHub(plan: plan, player: player, switcher: switcher, midi: midiInput) : nil
+        var remoteFeed = RemoteMeterFeed()
+        switcher.onChange = { [weak switcher] newPlan, _ in
             recalled.set(nil)
             midiInput?.replaceMapper(MIDIMapper(plan: newPlan, presetsByDefault: true), events: player.events)
+            remote?.planChanged(newPlan, song: switcher?.currentIndex ?? 0)
         }
         switcher.onRecall = { plan, snapshot in
             recalled.set(snapshot.name)
+            remote?.recalled(plan, snapshot: snapshot)
             for v in snapshot.values {
                 if let a = plan.address(of: v.target) { midiInput?.noteParameterMoved(a, to: v.value) }
             }
@@ -216,7 +222,10 @@ final class LiveSession {
                 }
                 if let midiInput {
                     for line in midiInput.takeLog() { Log.info("MIDI: \(line)") }
-                    while let record = midiInput.monitor?.pop() { status.lastMIDI = record.message.description }
+                    while let record = midiInput.monitor?.pop() {
+                        status.lastMIDI = record.message.description
+                        if remote != nil, record.isFirst { remoteFeed.noteMIDI(record.message.description) }
+                    }
                 }
                 if let watcher, watcher.changed().contains(setlist.entries[switcher.currentIndex].rack) {
                     Log.info("\(setlist.entries[switcher.currentIndex].rack) changed on disk: reloading")
@@ -228,7 +237,9 @@ final class LiveSession {
                 status.midiLate = player.eventsLate.load(ordering: .relaxed)
                 status.gainReduction = switcher.unitMeters.map { ($0.unitID, $0.value) }
                 status.snapshot = recalled.get()
-                status.update(live.status(), hasCapture: capture != nil)
+                let reading = live.status()
+                if let remote { remoteFeed.publish(reading, hasCapture: capture != nil, gainReduction: switcher.unitMeters, to: remote) }
+                status.update(reading, hasCapture: capture != nil)
             }
             thread.join()
             status.finish()
