@@ -7,6 +7,7 @@ OUT ?= out
 PREFIX ?= /usr/local
 
 .PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench clean install install-dry-run check-aarch64
+.PHONY: remote-test
 
 all: build
 
@@ -32,9 +33,15 @@ test: test-deps
 	Tests/cli/run.sh
 	Tests/cli/live-path.sh
 	$(MAKE) docs-test
+	$(MAKE) remote-test
 	$(MAKE) tsan
 	$(MAKE) fuzz
 	$(MAKE) e2e
+
+# The remote against the real `play` on loopback ports (Tests/remote): OSC (address
+# space, errors, subscriptions, allowed networks, a bounded random sender). Prints its time.
+remote-test: build
+	Tests/remote/run.sh
 
 # The READMEs are code: their rack examples validate, their commands run (Tests/docs/run.py).
 docs-test:

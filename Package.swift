@@ -13,6 +13,8 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
+        .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
         // Tiny C helpers Swift cannot express: flush-to-zero, CPU time, alsa-lib's variadic
         // error handler.
         .target(name: "CStageShim", linkerSettings: [.linkedLibrary("asound")]),
@@ -33,11 +35,15 @@ let package = Package(
         // Remote: the parameter state the control thread owns (MIDI, OSC and the web page
         // change and observe it), the servers' commands and what they show. Pure Swift.
         .target(name: "StageRemote", dependencies: ["StageCore", "StageDrivers"]),
+        // OSC: the remote's address space on UDP, messages through liblo.
+        .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
+        // Web: the page and its WebSocket, through libwebsockets, on a thread of its own.
+        .target(name: "StageWeb", dependencies: ["StageCore", "StageRemote", "StageService", "CWebSockets"]),
 
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageService", "CStageShim", "StageRemote"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageService", "CStageShim", "StageRemote", "StageOSC", "StageWeb"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
@@ -63,7 +69,7 @@ let package = Package(
         // The remote: parameter state, commands, MIDI and remote changes meeting on the
         // control thread.
         .testTarget(
-            name: "StageRemoteTests", dependencies: ["StageCore", "StageUnits", "StageDrivers", "StageRemote", "StageTestSupport"]),
+            name: "StageRemoteTests", dependencies: ["StageCore", "StageUnits", "StageDrivers", "StageRemote", "StageOSC", "StageService", "StageTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -33,11 +33,11 @@ if [[ "${1:-}" == "--test" ]]; then
 fi
 
 # PyPI packages the tests use as clients (never linked into the binary): the remote's
-# WebSocket client and the browser driver (Tests/remote).
+# WebSocket client, the browser driver and Pillow for its screenshot (Tests/remote).
 install_pypi() {
   [[ "${1:-}" == "--test" ]] || return 0
-  local want=(websockets selenium)
-  python3 -c 'import websockets, selenium' 2>/dev/null && return 0
+  local want=(websockets selenium pillow)
+  python3 -c "import websockets, selenium, PIL" 2>/dev/null && return 0
   python3 -m pip install --quiet "${want[@]}" 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages "${want[@]}"
 }

@@ -39,6 +39,9 @@ public final class RemoteHub: @unchecked Sendable {
     /// Wakes the control thread after a push into `fromOSC`/`fromWeb`. Set before the
     /// servers start. Thread: any.
     public var wakeControl: @Sendable () -> Void = {}
+    /// Called on the control thread after each publication (wakes the web server). Set
+    /// before the control thread starts. Thread: control.
+    public var onPublish: @Sendable () -> Void = {}
 
     /// `engineEvents`: the player's `controlEvents`; `midiChanges`: the MIDI router's
     /// `parameterChanges`; `tellMIDI`: pushes a notice to the MIDI mapper (byPreset false);
@@ -124,7 +127,9 @@ public final class RemoteHub: @unchecked Sendable {
     /// A new rack plays (song `song` of the setlist): a new state from its values.
     /// Thread: control (the switcher's `onChange`).
     public func planChanged(_ plan: RenderPlan, song: Int) {
+        let serial = current.serial  // serials never go back: servers compare them
         current = RemoteView(plan: plan, songs: current.songs, song: song, canBypass: canBypass)
+        current.serial = serial
         publish()
     }
 
@@ -145,5 +150,6 @@ public final class RemoteHub: @unchecked Sendable {
         current.serial += 1
         let v = current
         published.withLock { $0 = v }
+        onPublish()
     }
 }

@@ -14,6 +14,7 @@ enum PlayCommand {
                               [--periods N] [--capture-channels N] [--format FORMAT]
                               [--duration SECONDS] [--status] [--watch] [--meters]
                               [--device-wait SECONDS|forever] [--config FILE | --no-config]
+                              [--osc [ADDR:]PORT] [--web [ADDR:]PORT]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
@@ -163,8 +164,11 @@ final class LiveSession {
                 if let a = plan.address(of: v.target) { midiInput?.noteParameterMoved(a, to: v.value) }
             }
         }
+        // The servers start before the control thread, so its hooks are set when it runs.
+        let (remoteStops, webServer) = remote.map { startRemoteServers($0) } ?? ([], nil)
         switcher.start(midiActions: midiInput?.actions)
         defer {
+            for stop in remoteStops { stop() }
             midiInput?.stop()
             switcher.stop()  // its last act: the last retired racks released
         }
@@ -202,7 +206,7 @@ final class LiveSession {
             }
             var stopping = false
             while outcome.get() == nil {
-                switch Signals.wait(milliseconds: 100) {
+                switch Signals.wait(milliseconds: webServer == nil ? 100 : 50) {  // the page's meters: 20 a second
                 case SIGINT, SIGTERM:
                     if !stopping {
                         Log.info("stopping")
@@ -238,7 +242,10 @@ final class LiveSession {
                 status.gainReduction = switcher.unitMeters.map { ($0.unitID, $0.value) }
                 status.snapshot = recalled.get()
                 let reading = live.status()
-                if let remote { remoteFeed.publish(reading, hasCapture: capture != nil, gainReduction: switcher.unitMeters, to: remote) }
+                if let remote {
+                    remoteFeed.publish(reading, hasCapture: capture != nil, gainReduction: switcher.unitMeters, to: remote)
+                    webServer?.wake()  // main → web: new meters
+                }
                 status.update(reading, hasCapture: capture != nil)
             }
             thread.join()

@@ -150,6 +150,13 @@ final class ParameterStateTests: XCTestCase {
         rig.hub.fromWeb.push(RemoteCommand(kind: .panic))
         rig.hub.tick()
         XCTAssertEqual(rig.player.controlEvents.approximateCount, 1, "panic: one reset for the render thread")
+
+        // A switch (the switcher's onChange) makes a new state; the serial keeps counting up
+        // (the servers compare serials to see that something changed).
+        let before = rig.hub.view().serial
+        rig.hub.planChanged(try ParameterStateTests.plan(), song: 1)
+        XCTAssertGreaterThan(rig.hub.view().serial, before)
+        XCTAssertEqual(rig.hub.view().song, 1)
     }
 
     /// A command made for a rack that no longer plays, a parameter that is not there, or a
