@@ -227,7 +227,7 @@ function showMeters(m) {
   bar("out", (dB(m.out) + 60) / 60, isFinite(dB(m.out)) ? dB(m.out).toFixed(1) + " dB" : "-inf");
   bar("load", m.load, Math.round(m.load * 100) + " %");
   $("xruns").textContent = String(m.xruns);
-  $("gr").textContent = m.gr.map((g) => g.unit + " −" + Math.abs(g.dB).toFixed(1) + " dB").join(" · ");
+  $("gr").textContent = m.gr.length ? "· GR " + m.gr.map((g) => g.unit + " " + Math.abs(g.dB).toFixed(1) + " dB").join(", ") : "";
   if (m.midi.length) $("midi").textContent = m.midi.slice(-4).join(" · ");
 }
 

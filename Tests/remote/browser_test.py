@@ -57,6 +57,8 @@ for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-
 options.binary_location = "/usr/bin/chromium"
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 driver.set_window_size(400, 800)
+# The page itself gets 400x800 CSS pixels, as on a phone (the window's own bars aside).
+driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 400, "height": 800, "deviceScaleFactor": 1, "mobile": True})
 wait = WebDriverWait(driver, 20)
 
 
@@ -114,12 +116,12 @@ def test_osc_moves_a_control_on_the_page():
 
 
 def test_screenshot():
-    driver.execute_script("window.scrollTo(0, 0)")
+    driver.execute_script("document.getElementById('unit-reverb').scrollIntoView({block: 'end'})")
     time.sleep(0.5)
     os.makedirs(os.path.dirname(SCREENSHOT) or ".", exist_ok=True)
     assert driver.save_screenshot(SCREENSHOT)
     image = Image.open(SCREENSHOT).convert("RGB")
-    assert image.size[0] >= 380, image.size
+    assert image.size == (400, 800), image.size
     colors = image.getcolors(1 << 20) or []
     assert len(colors) > 50, "the screenshot looks blank (%d colours)" % len(colors)
 
@@ -151,9 +153,9 @@ def test_recording():
 try:
     check("browser: opens the page at 400x800, the PIN unlocks it, 44 px buttons", test_open_and_log_in)
     check("browser: the reverb's dryWetMix slider moves the engine (OSC shows 0)", test_move_the_reverb_dry_wet_mix)
+    check("browser: the screenshot is saved and not blank", test_screenshot)
     check("browser: next switches the song in the engine", test_switch_song)
     check("browser: an OSC message moves the page's control", test_osc_moves_a_control_on_the_page)
-    check("browser: the screenshot is saved and not blank", test_screenshot)
 finally:
     driver.quit()
     osc.close()
