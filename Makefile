@@ -50,7 +50,7 @@ docs-test:
 # The live path under the thread sanitizer, in a build of its own (.build/tsan) where a
 # queue used by a second producer or consumer thread traps: the live stress test (20 s)
 # and the queue, player and live-path tests. Suppressions: Tests/tsan.supp (C libraries only).
-TSAN_TESTS := LiveStressTests|LivePathTests|SPSCQueueTests|RackPlayerTests|PresetSwitchingTests
+TSAN_TESTS := LiveStressTests|LivePathTests|SPSCQueueTests|RackPlayerTests|PresetSwitchingTests|RemoteThreadsTests
 tsan:
 	@start=$$(date +%s); \
 	$(SWIFT) build -c release --build-tests --sanitize=thread -Xswiftc -DSTAGERACK_QUEUE_OWNER_TRAPS --scratch-path .build/tsan \
