@@ -171,12 +171,13 @@ class OSCClient:
                 break
         return out
 
-    def receive_quiet(self, quiet=0.4, limit=3.0):
-        """Messages until none came for `quiet` seconds (at most `limit` seconds)."""
+    def receive_quiet(self, quiet=0.4, limit=5.0):
+        """Messages until none came for `quiet` seconds after the first (which may take up
+        to `limit` seconds on a busy machine)."""
         out = []
         end = time.time() + limit
-        last = time.time()
-        while time.time() < end and time.time() - last < quiet:
+        last = None
+        while time.time() < end and (last is None or time.time() - last < quiet):
             try:
                 data, _ = self.sock.recvfrom(65536)
             except socket.timeout:
