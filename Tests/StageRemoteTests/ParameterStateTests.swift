@@ -130,6 +130,22 @@ final class ParameterStateTests: XCTestCase {
         XCTAssertEqual(rig.stateValue("vox", "gain") ?? 0, -40 + 40 * 115 / 127, accuracy: 0.01)
     }
 
+    /// Program changes from MIDI keep working with the remote on: the router still sends
+    /// them to the control thread (its `actions`), between remote commands and MIDI knobs.
+    func testProgramChangesStillReachTheControlThread() throws {
+        let rig = try Rig()
+        let view = rig.hub.view()
+        rig.hub.fromWeb.push(try view.command(unit: "verb", parameter: "dryWetMix", value: 30).get())
+        rig.router.handle(.programChange(channel: 0, program: 1), arrivalNanoseconds: 1_000_000)
+        rig.router.handle(.controlChange(channel: 0, controller: 80, value: 127), arrivalNanoseconds: 2_000_000)
+        rig.hub.tick()
+        let action = rig.router.actions.pop()
+        XCTAssertEqual(action?.kind, .selectPreset)
+        XCTAssertEqual(action.map { Int($0.program) }, 1, "program 2 as displayed")
+        XCTAssertEqual(rig.stateValue("verb", "dryWetMix"), 30)
+        XCTAssertEqual(rig.stateValue("verb", "bypass"), 1)
+    }
+
     func testSongsSnapshotsAndPanicGoWhereTheyBelong() throws {
         let rig = try Rig()
         let view = rig.hub.view()
