@@ -64,8 +64,10 @@ public final class WebServer: @unchecked Sendable {
     public let options: Options
     let hub: RemoteHub
     let log: @Sendable (String) -> Void
-    var context: OpaquePointer?
-    var protocols: UnsafeMutableRawPointer?
+    /// Set once in `init` (it needs `self` as its user pointer); destroyed only in `deinit`,
+    /// once no thread can wake it any more.
+    private(set) var context: OpaquePointer?
+    private(set) var protocols: UnsafeMutableRawPointer?
     let running = Atomic<Bool>(false)
     let exited = DispatchSemaphore(value: 0)
     var thread: Thread?
@@ -123,14 +125,13 @@ public final class WebServer: @unchecked Sendable {
         t.start()
     }
 
-    /// Stops the web thread, then closes every connection. Thread: main.
+    /// Stops the web thread (the connections close when the server is released: other
+    /// threads may still call `wake` until they stop). Thread: main.
     public func stop() {
         guard thread != nil, running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         wake()
         exited.wait()
         thread = nil
-        if let context { lws_context_destroy(context) }
-        context = nil
     }
 
     /// Makes the web thread look for changes and meters now. Thread: any.
