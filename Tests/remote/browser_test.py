@@ -4,7 +4,8 @@ the output recorded) with --web and --osc on 127.0.0.1. It enters the PIN, moves
 reverb's dryWetMix to fully dry (the slider's Home key), switches to the next song, and
 checks each in the engine (OSC) and in the recording (the tone at −6 dB, then at −12 dB);
 an OSC message then moves a control and the page shows it. The screenshot is saved
-(STAGERACK_SCREENSHOT, default docs/remote-page.png) and checked not to be blank."""
+(STAGERACK_SCREENSHOT, default out/remote/remote-page.png; the README's docs/remote-page.png is
+one made with STAGERACK_SCREENSHOT=docs/remote-page.png) and checked not to be blank."""
 import math
 import os
 import socket
@@ -27,7 +28,7 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 PIN = "2580"
 RATE = 48000
 AMPLITUDE = 0.3
-SCREENSHOT = os.environ.get("STAGERACK_SCREENSHOT", "docs/remote-page.png")
+SCREENSHOT = os.environ.get("STAGERACK_SCREENSHOT", "out/remote/remote-page.png")
 
 work = work_folder()
 recording = os.path.join(work, "out.wav")
