@@ -91,6 +91,7 @@ public final class OSCServer: @unchecked Sendable {
     public func start() {
         running.store(true, ordering: .releasing)
         let t = Thread { [self] in
+            nameThisThreadForTheKernel("stagerack-osc")
             while running.load(ordering: .acquiring) { turn() }
             exited.signal()
         }

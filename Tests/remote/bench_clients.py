@@ -47,7 +47,29 @@ def client(stop, out):
     c.close()
 
 
+def thread_cpu(name):
+    """CPU seconds used so far by the thread of `play` named `name` (from /proc)."""
+    total = 0.0
+    task = "/proc/%d/task" % play.proc.pid
+    for tid in os.listdir(task):
+        try:
+            with open("%s/%s/comm" % (task, tid)) as f:
+                if f.read().strip() != name:
+                    continue
+            with open("%s/%s/stat" % (task, tid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            continue
+    return total
+
+
+web_cpu = {"none": 0.0, "eight": 0.0}
+web_time = {"none": 0.0, "eight": 0.0}
+
+
 def run_phase(kind):
+    cpu0 = thread_cpu("stagerack-web")
     stop = threading.Event()
     threads = []
     rates = []
@@ -62,6 +84,8 @@ def run_phase(kind):
     for t in threads:
         t.join(5)
     phases.append((kind, t0, time.time()))
+    web_cpu[kind] += thread_cpu("stagerack-web") - cpu0
+    web_time[kind] += time.time() - t0
     if rates:
         counts.extend(rates)
 
@@ -111,6 +135,8 @@ def report():
     print("bench: render load per second (max over the second), median: none %.1f %% (%d s), eight clients %.1f %% (%d s), ratio %.2f"
           % (a, len(none), b, len(eight), ratio))
     print("bench: meters per second per client: %s" % ", ".join("%.1f" % r for r in counts))
+    print("bench: the web thread's CPU: none %.2f %%, eight clients %.2f %% of one core"
+          % (100 * web_cpu["none"] / web_time["none"], 100 * web_cpu["eight"] / web_time["eight"]))
 
 
 def meters_rate():
