@@ -2,8 +2,10 @@
 started on alsa-lib's null (or file) devices with --osc/--web on loopback ports, an OSC
 client, and `check(name, fn)` that counts passes and failures. Loopback only, bounded
 waits everywhere."""
+import atexit
 import os
 import random
+import shutil
 import socket
 import struct
 import subprocess
@@ -53,7 +55,9 @@ SETLIST = """{ "format": 1, "name": "Remote test",
 
 
 def work_folder():
+    """A fresh folder with the test racks, removed when the script ends."""
     d = tempfile.mkdtemp(prefix="stagerack-remote-")
+    atexit.register(shutil.rmtree, d, True)
     for name, text in (("a.json", RACK_A), ("b.json", RACK_B), ("set.json", SETLIST)):
         with open(os.path.join(d, name), "w") as f:
             f.write(text)
@@ -64,8 +68,9 @@ class Play:
     """`stagerack play` in the background; `wait_for(text)` reads its log (bounded)."""
 
     def __init__(self, args, env=None, wait_text="running", timeout=30):
-        self.log_path = tempfile.mktemp(prefix="stagerack-play-", suffix=".log")
-        self.log = open(self.log_path, "w")
+        fd, self.log_path = tempfile.mkstemp(prefix="stagerack-play-", suffix=".log")
+        self.log = os.fdopen(fd, "w")
+        atexit.register(lambda: os.path.exists(self.log_path) and os.remove(self.log_path))
         e = dict(os.environ)
         e.update(env or {})
         self.proc = subprocess.Popen([BIN, "play"] + args + ["--no-config"], stdout=self.log, stderr=subprocess.STDOUT, env=e)
