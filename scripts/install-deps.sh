@@ -24,7 +24,6 @@ if [[ "${1:-}" == "--test" ]]; then
     liblo-tools         # oscsend/oscdump: the OSC tests
     chromium            # the browser test of the web page (make remote-test)
     chromium-driver     # ... driven by Selenium
-    python3-venv        # a venv for the PyPI test clients (websockets, selenium)
   )
   # The C shims built for aarch64 (scripts/check-aarch64.sh), and run under qemu.
   if [[ $(dpkg --print-architecture) == amd64 ]]; then
