@@ -32,6 +32,7 @@ test: test-deps
 	$(SWIFT) build -c release --product stagerack
 	Tests/cli/run.sh
 	Tests/cli/live-path.sh
+	Tests/cli/latency.sh
 	$(MAKE) docs-test
 	$(MAKE) remote-test
 	$(MAKE) tsan

@@ -15,6 +15,9 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
         .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
+        .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
+        // The LV2 host features in C (the log feature is variadic) and atom-sequence helpers.
+        .target(name: "CLV2Host"),
         // Tiny C helpers Swift cannot express: flush-to-zero, CPU time, alsa-lib's variadic
         // error handler.
         .target(name: "CStageShim", linkerSettings: [.linkedLibrary("asound")]),
@@ -26,6 +29,8 @@ let package = Package(
         .target(name: "StageUnits", dependencies: ["StageCore"]),
         // Synth: the FluidSynth generator unit.
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
+        // LV2: installed LV2 plugins as units, hosted through lilv.
+        .target(name: "StageLV2", dependencies: ["StageCore", "CLilv", "CLV2Host"]),
         // Drivers: ALSA live audio, audio files (libsndfile, libsamplerate), the offline renderer.
         .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
@@ -43,13 +48,13 @@ let package = Package(
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageService", "CStageShim", "StageRemote", "StageOSC", "StageWeb"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageDrivers", "StageService", "CStageShim", "StageRemote", "StageOSC", "StageWeb"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
         .executableTarget(
             name: "stagerack-bench",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "CAllocCounter", "CStageShim"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageDrivers", "CAllocCounter", "CStageShim"]),
 
         // Measurements shared by the tests (levels, frequencies, onsets).
         .target(name: "StageTestSupport"),
@@ -60,6 +65,10 @@ let package = Package(
         .testTarget(
             name: "StageRackTests",
             dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
+        // The lv2 unit against lv2apply, x42 fil4's response, bad plugins, allocations.
+        .testTarget(
+            name: "StageLV2Tests",
+            dependencies: ["StageCore", "StageUnits", "StageLV2", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
         .testTarget(
             name: "StageSynthTests", dependencies: ["StageCore", "StageSynth", "StageTestSupport", "CAllocCounter"]),
         // The service: settings precedence, device wait, log format, meters, install plan, and

@@ -5,7 +5,7 @@
 # What it checks, with Debian's gcc-aarch64-linux-gnu (-Wall -Wextra -Werror):
 #   1. every .c file of the C targets (Sources/C*/**.c) compiles for aarch64;
 #   2. every module-map shim header (Sources/C*/shim.h) compiles for aarch64 against the
-#      library headers (ALSA, FluidSynth, libsndfile, libsamplerate: taken from the host's
+#      library headers (ALSA, FluidSynth, libsndfile, libsamplerate, lilv, LV2: taken from the host's
 #      /usr/include after the cross sysroot; they hold no architecture-specific code);
 #   3. the flush-to-zero shim links and, under qemu-aarch64 (package qemu-user), really
 #      flushes subnormals through FPCR.FZ (and natively through MXCSR FTZ/DAZ on x86_64).
@@ -40,6 +40,10 @@ check() { # name, command...
   fi
 }
 FLAGS=(-std=gnu11 -O2 -Wall -Wextra -Werror -idirafter /usr/include)
+# lilv's headers live in their own folders (pkg-config lilv-0), after the host's /usr/include too.
+for dir in /usr/include/lilv-0 /usr/include/serd-0 /usr/include/sord-0 /usr/include/sratom-0; do
+  FLAGS+=(-idirafter "$dir")
+done
 
 # 1. The C targets' sources.
 while IFS= read -r src; do

@@ -13,6 +13,8 @@ packages=(
   alsa-utils          # aplay/arecord/aconnect, for devices and tests
   liblo-dev           # OSC control (play --osc)
   libwebsockets-dev   # the web page: HTTP and WebSocket (play --web)
+  liblilv-dev         # the lv2 unit: LV2 plugins hosted through lilv
+  lv2-dev             # LV2's headers (urid, atom, options, buf-size, log)
 )
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(
@@ -24,6 +26,10 @@ if [[ "${1:-}" == "--test" ]]; then
     liblo-tools         # oscsend/oscdump: the OSC tests
     chromium            # the browser test of the web page (make remote-test)
     chromium-driver     # ... driven by Selenium
+    lilv-utils          # lv2ls, lv2apply (the lv2 unit's reference), lv2bench
+    mda-lv2             # LV2 plugins needing no features (DeEss, Detune) for the lv2 tests
+    x42-plugins         # LV2 plugins with atom ports (fil4 EQ) for the lv2 tests
+    gcc                 # builds the lv2 tests' plugin that fails to instantiate
   )
   # The C shims built for aarch64 (scripts/check-aarch64.sh), and run under qemu.
   if [[ $(dpkg --print-architecture) == amd64 ]]; then

@@ -36,7 +36,7 @@ public final class OfflineRenderer {
         player = RackPlayer(engine: RenderEngine(plan: plan))
         switcher = nil
         ownMapper = MIDIMapper(plan: plan)
-        output = BusStorage(bufferCount: 2, maxFrames: plan.maxFrames)
+        output = BusStorage(bufferCount: plan.outputChannelCount, maxFrames: plan.maxFrames)
     }
 
     /// Renders a setlist starting at entry `index` (whose compiled plan is `plan`).
@@ -49,7 +49,7 @@ public final class OfflineRenderer {
         switcher = PresetSwitcher(
             setlist: setlist, index: index, player: player, firstPlan: plan, registry: registry, options: options, log: log)
         ownMapper = MIDIMapper(plan: plan)
-        output = BusStorage(bufferCount: 2, maxFrames: plan.maxFrames)
+        output = BusStorage(bufferCount: plan.outputChannelCount, maxFrames: plan.maxFrames)
     }
 
     /// The most MIDI messages taken in one block: a rack takes 1024 events a block (the
@@ -79,8 +79,8 @@ public final class OfflineRenderer {
         return min(d, StandardMIDIFile.maximumSeconds)
     }
 
-    /// Renders into `sink` (called after each block with the stereo output and its frame
-    /// count). `input` must already be at the plan's rate. With `tailUntilSilent`, the
+    /// Renders into `sink` (called after each block with the output and its frame count:
+    /// every device channel of the first rack's outputs, `plan.outputChannelCount` wide). `input` must already be at the plan's rate. With `tailUntilSilent`, the
     /// render goes on after `frames` until the output has stayed under −80 dBFS for 100 ms
     /// (the racks' tails, measured rather than guessed), at most that many seconds more.
     @discardableResult
@@ -98,7 +98,7 @@ public final class OfflineRenderer {
         let inputChannels = input?.channels.count ?? 0
         let inputStorage = BusStorage(bufferCount: max(inputChannels, 1), maxFrames: blockSize)
         let inputBus = inputStorage.bus(first: 0, channels: max(inputChannels, 1))
-        let out = output.bus(first: 0, channels: 2)
+        let out = output.bus(first: 0, channels: output.bufferCount)
         var peak: Float = 0
         var switches = 0
         let cpuStart = threadCPUSeconds()
@@ -174,7 +174,7 @@ public final class OfflineRenderer {
             player.render(frameCount: n, input: inputBus, output: out)
             player.collectRetired()
             var blockPeak: Float = 0
-            for c in 0..<2 {
+            for c in 0..<out.channelCount {
                 let p = out[c]
                 for i in 0..<n { blockPeak = max(blockPeak, abs(p[i])) }
             }

@@ -32,6 +32,9 @@ public struct StatusRecord: Sendable, Equatable {
     public var midiLate = 0
     /// Units' read-only meters: gain reduction in dB by unit id (`comp` 3.2).
     public var gainReduction: [(unit: String, dB: Float)] = []
+    /// Frames the device lost without an ALSA error (counted apart from xruns), in gaps.
+    public var lostFrames = 0
+    public var lostGaps = 0
 
     public init(
         rackName: String, rackFile: String = "", snapshot: String? = nil, peakIn: Float?, peakOut: Float, load: Float,
@@ -61,6 +64,7 @@ public struct StatusRecord: Sendable, Equatable {
             && a.peakOut == b.peakOut && a.load == b.load && a.xruns == b.xruns && a.lastXrun?.side == b.lastXrun?.side
             && a.lastXrun?.code == b.lastXrun?.code && a.midiMessages == b.midiMessages && a.lastMIDI == b.lastMIDI && a.seconds == b.seconds
             && a.realtime == b.realtime && a.midiLost == b.midiLost && a.midiLate == b.midiLate
+            && a.lostFrames == b.lostFrames && a.lostGaps == b.lostGaps
             && a.gainReduction.map(\.unit) == b.gainReduction.map(\.unit) && a.gainReduction.map(\.dB) == b.gainReduction.map(\.dB)
     }
 }
@@ -78,6 +82,7 @@ public func dbfsText(_ x: Float) -> String {
 public func statusLine(_ r: StatusRecord) -> String {
     var s = "load \(Int((r.load * 100).rounded()))% | xruns \(r.xruns)"
     if let x = r.lastXrun { s += " (last: \(x.side) \(x.code))" }
+    s += lostText(r)
     if let pin = r.peakIn { s += " | in \(dbfsText(pin)) dBFS" }
     s += " | out \(dbfsText(r.peakOut)) dBFS"
     s += " | midi \(r.midiMessages.map(String.init) ?? "off")"
@@ -85,6 +90,12 @@ public func statusLine(_ r: StatusRecord) -> String {
     s += midiTroubleText(r)
     if !r.gainReduction.isEmpty { s += " | " + gainReductionText(r) }
     return s
+}
+
+/// ` | lost 480 frames in 2 gaps` when the device lost samples without an ALSA error, else
+/// nothing. Thread: any.
+func lostText(_ r: StatusRecord) -> String {
+    r.lostFrames > 0 ? " | lost \(counted(r.lostFrames, "frame")) in \(counted(r.lostGaps, "gap"))" : ""
 }
 
 /// ` | MIDI lost 3, late 1` when some MIDI was lost or late, else nothing. Thread: any.
@@ -150,6 +161,7 @@ public struct MeterView: Sendable {
                 fraction: Double(r.load), holdFraction: Double(loadHold), flag: r.load >= 1 ? "OVER" : ""))
         var last = "xruns \(r.xruns)"
         if let x = r.lastXrun { last += " (last: \(x.side) \(x.code))" }
+        last += lostText(r)
         last += "   MIDI: \(r.midiMessages.map { "\(counted($0, "message")), last: \(r.lastMIDI ?? "-")" } ?? "off")"
         last += midiTroubleText(r)
         out.append(fit(last))
@@ -245,5 +257,15 @@ public struct PeakHold: Sendable {
             held.load = max(held.load, e.load)
         }
         return held
+    }
+}
+
+extension StatusRecord {
+    /// This record with the lost-sample counts set.
+    public func withLost(frames: Int, gaps: Int) -> StatusRecord {
+        var r = self
+        r.lostFrames = frames
+        r.lostGaps = gaps
+        return r
     }
 }

@@ -6,6 +6,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     case rack, playback, capture, sampleRate, period, periods, captureChannels, sampleFormat, deviceWait, status
     // The remote (README "Control from a phone"): OSC and the web page, off unless set.
     case osc, oscAllow, web, webPin, webViewers, webClients
+    /// The interface's own latency in frames (converters, driver, USB), as `stagerack
+    /// latency --write` measured it: `play` adds it to its latency lines.
+    case hardwareLatency
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -29,6 +32,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .webPin: return "STAGERACK_WEB_PIN"
         case .webViewers: return "STAGERACK_WEB_VIEWERS"
         case .webClients: return "STAGERACK_WEB_CLIENTS"
+        case .hardwareLatency: return "STAGERACK_HARDWARE_LATENCY"
         }
     }
 
@@ -48,6 +52,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .osc: return "--osc"
         case .web: return "--web"
         case .oscAllow, .webPin, .webViewers, .webClients: return nil  // config file or environment
+        case .hardwareLatency: return "--hardware-latency"
         }
     }
 
@@ -63,6 +68,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .periods: return 2...16
         case .captureChannels: return 1...64
         case .webClients: return 1...64
+        case .hardwareLatency: return 0...192_000
         default: return nil
         }
     }

@@ -74,7 +74,7 @@ public struct SettingsReader: Sendable {
         case .sampleFormat:
             guard let s = node.string else { return .failure(Message(text: "must be a string, one of \(sampleFormats.joined(separator: ", "))")) }
             return format(s)
-        case .sampleRate, .period, .periods, .captureChannels:
+        case .sampleRate, .period, .periods, .captureChannels, .hardwareLatency:
             guard let n = node.number else { return .failure(Message(text: "must be a whole number \(rangeText(key)), found \(describe(node))")) }
             return integer(key, n, written: formatNumber(n))
         case .deviceWait:
@@ -145,7 +145,7 @@ public struct SettingsReader: Sendable {
             return .success(.text(key == .rack ? expandHome(text) : text))
         case .sampleFormat:
             return format(text)
-        case .sampleRate, .period, .periods, .captureChannels:
+        case .sampleRate, .period, .periods, .captureChannels, .hardwareLatency:
             guard let n = Double(text.trimmingSpaces) else {
                 return .failure(Message(text: "must be a whole number \(rangeText(key)), not \"\(text)\""))
             }

@@ -11,6 +11,8 @@ import Glibc
 ///
 ///   stagerack-bench [RACK] [--block FRAMES] [--seconds S] [--chains N]
 ///   stagerack-bench --switches
+///   stagerack-bench --lv2 URI [--block FRAMES] [--seconds S]   (LV2Benchmark.swift)
+///   stagerack-bench --distribution [RACK...] [--blocks 32,64,128] [--seconds 600]
 ///
 /// Renders RACK (default Benchmarks/default-rack-baseline.json, the frozen baseline: the
 /// default rack as it was before the vocal strip) three ways on the same input, in one run:
@@ -49,8 +51,21 @@ let sampleRate = 48000.0
 let registry = BenchRegistry.standard
 
 stage_enable_flush_to_zero()
+if let uri = argument("--lv2") {
+    LV2Benchmark.run(uri: uri, block: block, seconds: seconds, registry: registry)
+    exit(0)
+}
 if CommandLine.arguments.contains("--switches") {
     SwitchBenchmark.run(registry: registry)
+    exit(0)
+}
+// --distribution: render time per block (BlockTimeBenchmark.swift).
+if CommandLine.arguments.contains("--distribution") {
+    let racks = CommandLine.arguments.dropFirst().filter { $0.hasSuffix(".json") }
+    let blocks = (argument("--blocks") ?? "32,64,128").split(separator: ",").compactMap { Int($0) }
+    BlockTimeBenchmark.run(
+        racks: racks.isEmpty ? ["racks/default.json", "racks/monitor.json"] : Array(racks), blocks: blocks,
+        seconds: Double(argument("--seconds") ?? "") ?? 600, registry: registry)
     exit(0)
 }
 let plan: RenderPlan

@@ -11,7 +11,7 @@ import Glibc
 enum PlayCommand {
     static let help = """
         usage: stagerack play [RACK|SETLIST] [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
-                              [--periods N] [--capture-channels N] [--format FORMAT]
+                              [--periods N] [--capture-channels N] [--format FORMAT] [--hardware-latency FRAMES]
                               [--duration SECONDS] [--status] [--watch] [--meters]
                               [--device-wait SECONDS|forever] [--config FILE | --no-config]
                               [--osc [ADDR:]PORT] [--web [ADDR:]PORT]
@@ -31,6 +31,9 @@ enum PlayCommand {
           --duration SECONDS  stop after this long (default: run until SIGINT/SIGTERM)
           --status            print one status line per second on stderr
           --watch             reload the playing rack when its file changes on disk
+          --hardware-latency FRAMES  the interface's own latency (stagerack latency --write
+                              stores it in the config as hardwareLatency): the latency
+                              lines then give the true round trip
         \(serviceHelp)
 
         With a SETLIST, the first song plays; MIDI program changes (and SIGHUP) switch songs
@@ -52,13 +55,16 @@ enum PlayCommand {
         var duration: Double?
         var status: Bool
         var watch: Bool
+        /// The interface's own latency in frames (`stagerack latency --write`), if measured.
+        var hardwareLatency: Int?
         var service = ServiceSetup()
     }
 
     static func run(_ args: [String]) throws -> Int32 {
         let a = try Arguments(
             args,
-            valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels"]
+            valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels",
+                           "--hardware-latency"]
                 + serviceValueOptions,
             flagOptions: ["--status", "--watch"] + serviceFlagOptions)
         // Config file < environment < flags, over the rack's io section (PlayService.swift).
@@ -81,6 +87,8 @@ final class LiveSession {
     let setlist: Setlist
     var rack: RackDescription
     let needsCapture: Bool
+    /// Playback channels: enough for every output of every song (at least 2).
+    let playbackChannels: Int
 
     init(setup: PlayCommand.Setup, setlist: Setlist, rack: RackDescription) {
         self.setup = setup
@@ -89,11 +97,13 @@ final class LiveSession {
         // Capture opens if any song of the set hears the microphone.
         let racks = [rack] + setlist.entries.dropFirst().compactMap { try? RackFiles.read($0.rack, registry: Registry.standard) }
         needsCapture = racks.contains { r in r.units.contains { Registry.standard.type(named: $0.type)?.role == .hostInput } }
+        let compiler = GraphCompiler(registry: Registry.standard)
+        playbackChannels = racks.map { compiler.outputChannelCount($0) }.max() ?? 2
     }
 
     func openDevices() throws(ALSAError) -> (PCMStream, PCMStream?) {
         let playback = try PCMStream(
-            PCMRequest(device: setup.playback, isCapture: false, sampleRate: setup.rate, channels: 2,
+            PCMRequest(device: setup.playback, isCapture: false, sampleRate: setup.rate, channels: playbackChannels,
                        periodFrames: setup.period, periods: setup.periods, format: setup.format))
         var capture: PCMStream?
         if needsCapture {
@@ -179,11 +189,11 @@ final class LiveSession {
         Log.info("playback \(playback.configuration)")
         if let capture { Log.info("capture \(capture.configuration)") } else { Log.info("no input unit: capture not opened") }
         let rate = Double(setup.rate)
-        let outMs = Double(playback.configuration.bufferFrames) / rate * 1000
-        let inMs = capture.map { Double($0.configuration.periodFrames) / rate * 1000 } ?? 0
-        let unitMs = Double(plan.latencyFrames) / rate * 1000
-        Log.info(
-            "latency \(ms(inMs + outMs + unitMs)) ms: capture \(ms(inMs)) + playback \(ms(outMs)) (\(playback.configuration.periodFrames)×\(playback.configuration.periods)) + units \(ms(unitMs))")
+        warnUnplayedOutputs(plan, playback: playback.configuration)
+        let latency = latencyReport(playback: playback)
+        Log.info(latency.summary(slowestUnitFrames: plan.latencyFrames))
+        for line in latency.pathLines(plan.outputs) { Log.info(line) }
+        let latencyMs = Double(latency.fixedFrames + plan.latencyFrames) / rate * 1000
         let memoryRefusal = RealtimeThread.lockMemory()
         if let memoryRefusal { Log.warning(memoryRefusal) } else { Log.info("memory locked") }
 
@@ -201,7 +211,7 @@ final class LiveSession {
             status.realtime = thread.isRealtime
             if !announced {
                 announced = true
-                logReady(playback: playback, capture: capture, latencyMs: inMs + outMs + unitMs, realtime: thread.isRealtime,
+                logReady(playback: playback, capture: capture, latencyMs: latencyMs, realtime: thread.isRealtime,
                          memoryLocked: memoryRefusal == nil)
             }
             var stopping = false
@@ -254,6 +264,7 @@ final class LiveSession {
             switch outcome.get()! {
             case .stopped, .finished:
                 Log.info("stopped after \(ms(Double(framesBefore + s.frames) / rate * 1000 / 1000)) s, \(plural(s.xruns, "xrun"))"
+                         + "\(s.lostFrames > 0 ? ", \(plural(s.lostFrames, "frame")) lost without an xrun" : "")"
                          + "\(status.midiLost > 0 ? ", \(plural(status.midiLost, "MIDI event")) lost" : "")")
                 let violations = queueOwnershipViolations.load(ordering: .relaxed)
                 if violations > 0 { Log.error("internal: \(plural(violations, "queue use")) by a thread that does not own the queue") }

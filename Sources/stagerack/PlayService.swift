@@ -82,6 +82,7 @@ extension PlayCommand {
             duration: try a.double("--duration", range: 0.001...1e9),
             status: s.flag(.status) ?? false,
             watch: a.flags.contains("--watch"),
+            hardwareLatency: s.integer(.hardwareLatency),
             service: service)
         return (setup, setlist, rack)
     }
@@ -180,7 +181,10 @@ final class StatusView {
     var gainReduction: [(unit: String, dB: Float)] = []
     private var loggedLost = 0
     var framesBefore = 0 {
-        didSet { loggedXruns = 0 }
+        didSet {
+            loggedXruns = 0
+            loggedLostFrames = 0
+        }
     }
     private var hold = PeakHold(seconds: 2)
     private var lastLine = monotonicSeconds()
@@ -189,6 +193,7 @@ final class StatusView {
     private var pending: (peakIn: Float, peakOut: Float, load: Float) = (0, 0, 0)
     private var loggedXruns = 0
     private var lastXrunLine = 0.0
+    private var loggedLostFrames = 0
 
     init(meters: Bool, status: Bool, rate: Double, rackName: String, rackFile: String) {
         ansi = meters && Console.stderrIsTerminal
@@ -202,6 +207,7 @@ final class StatusView {
             rackName: song.name, rackFile: song.file, snapshot: snapshot, peakIn: s.peakIn, peakOut: s.peakOut, load: s.load, xruns: s.xruns,
             lastXrun: s.lastXrun, midiMessages: midiMessages, lastMIDI: lastMIDI, seconds: Double(framesBefore + s.frames) / rate,
             realtime: realtime, midiLost: midiLost, midiLate: midiLate, gainReduction: gainReduction)
+            .withLost(frames: s.lostFrames, gaps: s.lostGaps)
     }
 
     /// Called after each wait of the control loop with a fresh status.
@@ -211,6 +217,13 @@ final class StatusView {
             let last = s.lastXrun.map { " (last on \($0.side), code \($0.code))" } ?? ""
             Log.warning("xrun: \(s.xruns - loggedXruns) more, \(s.xruns) since the devices were opened\(last)")
             loggedXruns = s.xruns
+        }
+        if s.lostFrames > loggedLostFrames && monotonicSeconds() - lastXrunLine >= 1 {
+            lastXrunLine = monotonicSeconds()
+            Log.warning(
+                "lost samples: \(s.lostFrames - loggedLostFrames) frames more without an ALSA error (\(s.lostFrames) in \(s.lostGaps) gaps "
+                    + "since the devices were opened): the device dropped or stalled; not an xrun")
+            loggedLostFrames = s.lostFrames
         }
         if midiLost > loggedLost {
             Log.warning("MIDI: \(midiLost - loggedLost) events lost (\(midiLost) since start): a queue was full or the kernel's input pool overflowed")
@@ -242,5 +255,21 @@ final class StatusView {
     func terminalColumns() -> UInt16 {
         var w = winsize()
         return ioctl(2, UInt(TIOCGWINSZ), &w) == 0 && w.ws_col > 0 ? w.ws_col : 80
+    }
+}
+
+extension LiveSession {
+    /// What the buffers add (and the interface, once measured): `play`'s latency lines.
+    func latencyReport(playback: PCMStream) -> LatencyReport {
+        let p = playback.configuration
+        return LatencyReport(sampleRate: Double(setup.rate), periodFrames: p.periodFrames, periods: p.periods, hardwareFrames: setup.hardwareLatency)
+    }
+
+    /// An output on channels the playback device did not open is not heard: say so.
+    func warnUnplayedOutputs(_ plan: RenderPlan, playback: PCMConfiguration) {
+        for o in plan.outputs where (o.deviceChannels.max() ?? 0) >= playback.channels {
+            let names = o.deviceChannels.map { String($0 + 1) }.joined(separator: ", ")
+            Log.warning("output \"\(o.unitID)\" plays on channels \(names) but \(playback.device) opened \(playback.channels): it is not heard")
+        }
     }
 }

@@ -17,7 +17,9 @@ enum RenderCommand {
         recall snapshots) exactly as live. The --input file
         is the microphone (any format libsndfile reads; resampled if its rate differs), the
         MIDI file goes through the rack's MIDI mappings (one hour at most), and the result
-        is written to OUT (.wav 32-bit, .w64/.caf float, .flac/.aiff 24-bit, .ogg).
+        is written to OUT (.wav 32-bit, .w64/.caf float, .flac/.aiff 24-bit, .ogg). A rack with
+        several outputs writes one file each: OUT for the first, OUT-NAME for output NAME
+        (out.wav and out-ears.wav).
 
           --output FILE       where to write (required)
           --midi FILE         a Standard MIDI File (type 0 or 1)
@@ -89,7 +91,8 @@ enum RenderCommand {
                 throw UsageError(message: "nothing to render: give --input, --midi, --duration or --demo")
             }
         }
-        let writer = try AudioFileWriter(path: output, channels: 2, sampleRate: rate, maxFrames: block)
+        // One file per output unit: OUT for the first, OUT-NAME for the others.
+        let writer = try OutputFiles(path: output, outputs: plan.outputs, sampleRate: rate, maxFrames: block)
         let wallStart = monotonicNanoseconds()
         var showing = false
         let summary = try renderer.render(
@@ -101,7 +104,7 @@ enum RenderCommand {
             sink: { bus, n in try writer.write(bus, frames: n) })
         if showing { Console.endProgress() }
         try writer.close()
-        var line = "rendered \(formatNumber((summary.seconds * 100).rounded() / 100)) s to \(output): "
+        var line = "rendered \(formatNumber((summary.seconds * 100).rounded() / 100)) s to \(writer.paths.joined(separator: ", ")): "
         line += "peak \(formatNumber((Double(summary.peakDBFS) * 10).rounded() / 10)) dBFS, "
         line += "CPU \(formatNumber((summary.cpuSeconds * 1000).rounded() / 1000)) s, "
         line += "\(formatNumber(summary.realTimeFactor.rounded()))x real time"

@@ -28,6 +28,13 @@ enum ValidateCommand {
                         let plan = try GraphCompiler(registry: Registry.standard).compile(rack, options: GraphCompiler.Options())
                         for n in rack.notes { Console.err(n.description) }
                         for w in plan.warnings { Console.err("\(entry.rack): warning: \(w)") }
+                        if plan.outputs.count > 1 {
+                            let list = plan.outputs.map { o in
+                                "\"\(o.unitID)\" on \(o.deviceChannels.count == 1 ? "channel" : "channels") "
+                                    + o.deviceChannels.map { String($0 + 1) }.joined(separator: "-")
+                            }
+                            Console.out("\(entry.rack): \(plan.outputs.count) outputs: \(list.joined(separator: ", ")) (playback opens \(plan.outputChannelCount) channels)")
+                        }
                     } catch {
                         failed = true
                         for d in error.diagnostics { Console.err(d.description) }

@@ -91,6 +91,27 @@ units() {
 }
 check "units: types and parameters" units
 
+lv2_units() {  # needs mda-lv2 and x42-plugins (scripts/install-deps.sh --test)
+  local list one missing rc
+  list=$("$BIN" units lv2) && one=$("$BIN" units 'http://gareus.org/oss/lv2/fil4#mono') || return 1
+  grep -q '^  http://drobilla.net/plugins/mda/DeEss  MDA De-ess' <<<"$list" \
+    && grep -q '^  freq1: 20…2000 Hz, default 160 - port 17, logarithmic' <<<"$one" || return 1
+  missing=$("$BIN" units http://drobilla.net/plugins/mda/DeEs 2>&1); rc=$?
+  test $rc -eq 2 && grep -q 'did you mean "http://drobilla.net/plugins/mda/DeEss"' <<<"$missing"
+}
+check "units lv2 / units URI: installed LV2 plugins and one plugin's parameters" lv2_units
+
+lv2_validate() {
+  local out
+  printf '%s\n' '{ "format": 2, "units": { "mic": { "type": "input" },' \
+    '  "eq": { "type": "lv2", "plugin": "http://lsp-plug.in/plugins/lv2/para_equalizer_x8_mono" },' \
+    '  "out": { "type": "output" } }, "connections": [ "mic -> eq -> out" ] }' >"$WORK/lv2.json"
+  out=$("$BIN" validate "$WORK/lv2.json" 2>&1)
+  test $? -eq 1 && grep -q 'lv2.json:2:36: units.eq.plugin: no LV2 plugin .* is installed; it looks like one of Debian.s lsp-plugins-lv2' <<<"$out" \
+    && "$BIN" validate racks/lv2/x42-vocal-eq.json >/dev/null
+}
+check "validate: an LV2 plugin not installed names its Debian package; the x42 rack validates" lv2_validate
+
 devices() { "$BIN" devices --no-probe >/dev/null; }
 check "devices: runs without sound hardware" devices
 

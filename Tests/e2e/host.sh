@@ -15,7 +15,7 @@ run_in_vm() {
     local share
     share=$(mktemp -d "$vm_dir/share-XXXX")
     local rc=0
-    "$SCRIPT_DIR/run-in-vm.sh" --timeout "${E2E_TIMEOUT:-240}" --share "$share" -- "$script" "$@" || rc=$?
+    "$SCRIPT_DIR/run-in-vm.sh" --timeout "${E2E_TIMEOUT:-600}" --share "$share" -- "$script" "$@" || rc=$?
     if [[ -s $share/$name/summary ]]; then
         tail -n "$lines" "$share/$name/log" >&2 2>/dev/null || true
         cat "$share/$name/summary"

@@ -26,7 +26,7 @@ if [[ ${E2E_IN_VM:-} != 1 ]]; then
     mkdir -p "$vm_dir"
     share=$(mktemp -d "$vm_dir/share-XXXX")
     rc=0
-    "$SCRIPT_DIR/run-in-vm.sh" --timeout "${E2E_TIMEOUT:-180}" --share "$share" -- "$SCRIPT_DIR/midi.sh" "$@" || rc=$?
+    "$SCRIPT_DIR/run-in-vm.sh" --timeout "${E2E_TIMEOUT:-600}" --share "$share" -- "$SCRIPT_DIR/midi.sh" "$@" || rc=$?
     if [[ -s $share/midi/summary ]]; then
         cat "$share/midi/summary"
     else

@@ -184,7 +184,9 @@ public final class RackPlayer: @unchecked Sendable {
     }
 
     /// Renders one block: `input` goes to the racks' host inputs, the sum of the playing
-    /// rack and the ringing tails (after the stop fade) to `output` (stereo). Thread: render.
+    /// rack and the ringing tails (after the stop fade) to `output`: the playback device's
+    /// channels (at least 2); a rack's output channels beyond it are not heard, channels no
+    /// output of the rack plays on are silent. Thread: render.
     public func render(frameCount n: Int, input: AudioBus?, output: AudioBus) {
         if canBeginSwitch, let p = incoming.pop() { beginSwitch(to: p) }
         routeEvents(before: sampleTime + Int64(n))
@@ -192,11 +194,13 @@ public final class RackPlayer: @unchecked Sendable {
         // The playing rack, fading in after a switch.
         renderEngine(current, frames: n, input: input, inputFadeStart: nil)
         let out = current.plan.hostOutput
+        let shared = min(out.channelCount, output.channelCount)
+        for c in shared..<output.channelCount { output[c].update(repeating: 0, count: n) }
         if fadeInPosition >= crossfadeFrames {
-            for c in 0..<2 { output[c].update(from: out[c], count: n) }
+            for c in 0..<shared { output[c].update(from: out[c], count: n) }
         } else {
             let total = Float(crossfadeFrames)
-            for c in 0..<2 {
+            for c in 0..<shared {
                 let dst = output[c]
                 let src = out[c]
                 for i in 0..<n { dst[i] = src[i] * min(Float(fadeInPosition + i) / total, 1) }
@@ -211,7 +215,8 @@ public final class RackPlayer: @unchecked Sendable {
             renderEngine(engine, frames: n, input: input, inputFadeStart: t.age)
             let tailOut = engine.plan.hostOutput
             var peak: Float = 0
-            for c in 0..<2 {
+            let tailChannels = min(tailOut.channelCount, output.channelCount)
+            for c in 0..<tailChannels {
                 let dst = output[c]
                 let src = tailOut[c]
                 var g = t.gain
@@ -221,7 +226,7 @@ public final class RackPlayer: @unchecked Sendable {
                     dst[i] += v
                     peak = max(peak, abs(v))
                 }
-                if c == 1 { t.gain = g }
+                if c == tailChannels - 1 { t.gain = g }
             }
             t.age += n
             t.quiet = peak < Self.silenceThreshold && t.age > crossfadeFrames ? t.quiet + n : 0
@@ -235,10 +240,13 @@ public final class RackPlayer: @unchecked Sendable {
 
         if fadeOutRequested.load(ordering: .relaxed) {
             var g = fadeGain
-            for i in 0..<n {
-                g = max(0, g - fadeStep)
-                output[0][i] *= g
-                output[1][i] *= g
+            for c in 0..<output.channelCount {
+                g = fadeGain
+                let dst = output[c]
+                for i in 0..<n {
+                    g = max(0, g - fadeStep)
+                    dst[i] *= g
+                }
             }
             fadeGain = g
             if g == 0 { fadedOut.store(true, ordering: .releasing) }

@@ -88,7 +88,6 @@ public final class RenderEngine: @unchecked Sendable {
 
         let steps = plan.steps
         let hostInput = plan.hostInput
-        let hostOutput = plan.hostOutput
         for s in 0..<steps.count {
             let step = steps[s]
             let u = step.unit
@@ -118,7 +117,7 @@ public final class RenderEngine: @unchecked Sendable {
                 frameCount: frameCount, sampleTime: sampleTime, sampleRate: plan.sampleRate, tempo: tempo,
                 inputs: step.inputs, outputs: step.outputs, parameters: bank.renderValues,
                 events: UnsafeBufferPointer(start: unitEvents, count: unitEventCount), hostInput: hostInput,
-                hostOutput: hostOutput, safety: safetyCounters)
+                hostOutput: step.hostOutput, safety: safetyCounters)
             if measuresSteps {
                 let t0 = monotonicNanoseconds()
                 plan.units[u].render(context)

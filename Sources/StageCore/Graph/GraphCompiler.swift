@@ -34,7 +34,7 @@ public struct GraphCompiler {
 
     /// Builds the graph, reporting errors; returns the nodes and render order (node indices).
     private func analyse(_ rack: RackDescription, _ d: inout [RackDiagnostic], hostInputChannels: Int = 1)
-        -> (nodes: [Node], order: [Int], output: Int)?
+        -> (nodes: [Node], order: [Int], outputs: [Int], channels: [Int: [Int]])?
     {
         var reported = Set(d)
         func report(_ loc: SourceLocation?, _ path: String, _ msg: String) {
@@ -89,14 +89,14 @@ public struct GraphCompiler {
             }
             nodes[to].sources[c.to.bus - 1] = from
         }
+        // Several outputs (the PA, an ear-monitor mix) each play on channels of their own.
         let outputs = nodes.indices.filter { nodes[$0].type.role == .hostOutput }
         if outputs.isEmpty {
             report(rack.unitsLocation, "units", "the rack has no output unit; add one, e.g. \"out\": { \"type\": \"output\" }, and connect to it")
-        } else if outputs.count > 1 {
-            let names = outputs.map { "\"\(nodes[$0].id)\"" }.joined(separator: ", ")
-            report(nodes[outputs[1]].description.location, "units", "a rack has one output unit; found \(outputs.count): \(names)")
         }
-        guard edgesOK, outputs.count == 1 else { return nil }
+        let before = d.count
+        let channels = assignOutputChannels(outputs, nodes, report: report)
+        guard edgesOK, !outputs.isEmpty, d.count == before else { return nil }
 
         // Topological order (Kahn), stable in rack order.
         var consumers = Array(repeating: [Int](), count: nodes.count)
@@ -124,7 +124,7 @@ public struct GraphCompiler {
                 "the connections form a cycle: \((names + [names[0]]).joined(separator: " -> ")) (feedback needs a delay unit's own feedback parameter)")
             return nil
         }
-        return (nodes, order, outputs[0])
+        return (nodes, order, outputs, channels)
     }
 
     private func findCycle(_ nodes: [Node], stuck: Set<Int>) -> [Int] {
@@ -143,16 +143,16 @@ public struct GraphCompiler {
     /// Compiles `rack` into a plan, or throws every problem found.
     public func compile(_ rack: RackDescription, options: Options) throws(RackError) -> RenderPlan {
         var d: [RackDiagnostic] = []
-        guard let (nodes, fullOrder, output) = analyse(rack, &d, hostInputChannels: options.hostInputChannels) else {
+        guard let (nodes, fullOrder, outputs, outputChannels) = analyse(rack, &d, hostInputChannels: options.hostInputChannels) else {
             throw RackError(RackDiagnostic.sortedByPlace(d))
         }
         func report(_ loc: SourceLocation?, _ path: String, _ msg: String) {
             d.append(RackDiagnostic(file: rack.file, location: loc, path: path, message: msg))
         }
 
-        // Keep the units the output can hear.
-        var heard = Set<Int>([output])
-        var stack = [output]
+        // Keep the units an output can hear.
+        var heard = Set<Int>(outputs)
+        var stack = outputs
         while let n = stack.popLast() {
             for s in nodes[n].sources.compactMap({ $0 }) where !heard.contains(s) {
                 heard.insert(s)
@@ -161,7 +161,7 @@ public struct GraphCompiler {
         }
         var warnings: [String] = []
         for (i, n) in nodes.enumerated() where !heard.contains(i) {
-            warnings.append("unit \"\(n.id)\" is not connected to the output and will not be heard")
+            warnings.append("unit \"\(n.id)\" is not connected to \(outputs.count > 1 ? "any" : "the") output and will not be heard")
         }
         let order = fullOrder.filter { heard.contains($0) }
         let kept = nodes.indices.filter { heard.contains($0) }  // rack order
@@ -249,7 +249,8 @@ public struct GraphCompiler {
             }
         }
         let hostInputBuffers = take(options.hostInputChannels)
-        let hostOutputBuffers = take(2)
+        let hostOutputWidth = max(2, (outputChannels.values.flatMap { $0 }.max() ?? 1) + 1)
+        let hostOutputBuffers = take(hostOutputWidth)
         let silentChannels = 8
         let silent = take(silentChannels)  // never written: the input of unconnected buses
         var outputBuffers = Array(repeating: [[Int]](), count: nodes.count)
@@ -275,7 +276,7 @@ public struct GraphCompiler {
         let totalChannels =
             order.reduce(0) { acc, n in
                 acc + inChannels[n].reduce(0, +) * 2 + outChannels[n].reduce(0, +)
-            } + options.hostInputChannels + 2
+            } + options.hostInputChannels + hostOutputWidth * 2
         let tables = ChannelTable(capacity: totalChannels)
         func bus(_ indices: [Int]) -> AudioBus { tables.bus(indices.map { storage.buffer($0) }) }
         let busArrays = UnsafeMutableBufferPointer<AudioBus>.allocate(capacity: max(totalBuses, 1))
@@ -285,6 +286,7 @@ public struct GraphCompiler {
         var busUsed = 0
         var adapterUsed = 0
         var outputBuses = Array(repeating: [AudioBus](), count: nodes.count)
+        let hostOutput = bus(hostOutputBuffers)
         for (position, n) in order.enumerated() {
             let node = nodes[n]
             let outputStart = busUsed
@@ -320,10 +322,11 @@ public struct GraphCompiler {
                     unit: unitIndex[n]!,
                     inputs: UnsafeBufferPointer(start: busArrays.baseAddress! + inputStart, count: inChannels[n].count),
                     outputs: UnsafeBufferPointer(start: busArrays.baseAddress! + outputStart, count: outChannels[n].count),
-                    adapters: UnsafeBufferPointer(start: adapterArrays.baseAddress! + adapterStart, count: adapterUsed - adapterStart)))
+                    adapters: UnsafeBufferPointer(start: adapterArrays.baseAddress! + adapterStart, count: adapterUsed - adapterStart),
+                    hostOutput: outputChannels[n].map { bus($0.map { hostOutputBuffers[$0] }) } ?? hostOutput))
         }
 
-        // Latency and tail: the largest sum along any path into the output.
+        // Latency and tail: the largest sum along any path into an output.
         var latency = Array(repeating: 0, count: nodes.count)
         var tail = Array(repeating: 0.0, count: nodes.count)
         for n in order {
@@ -332,14 +335,19 @@ public struct GraphCompiler {
             latency[n] = (upstream.map { latency[$0] }.max() ?? 0) + u.latencyFrames
             tail[n] = (upstream.map { tail[$0] }.max() ?? 0) + u.tailSeconds
         }
+        let inputs = order.filter { nodes[$0].type.role == .hostInput }
+        let paths = inputPaths(outputs: outputs, inputs: inputs, nodes: nodes, order: order) { units[unitIndex[$0]!].latencyFrames }
+        let planOutputs = outputs.map {
+            PlanOutput(unitID: nodes[$0].id, deviceChannels: outputChannels[$0]!, latencyFrames: latency[$0], paths: paths[$0] ?? [])
+        }
         let receivers = kept.enumerated().filter { nodes[$1].type.receivesMIDI }.map { $0.offset }
         let usesInput = kept.contains { nodes[$0].type.role == .hostInput }
 
         return RenderPlan(
             rack: rack, sampleRate: options.sampleRate, maxFrames: options.maxFrames, unitIDs: kept.map { nodes[$0].id },
             unitTypes: kept.map { nodes[$0].type.name }, units: units, parameters: banks, midiReceivers: receivers,
-            hostInput: bus(hostInputBuffers), hostOutput: bus(hostOutputBuffers), usesHostInput: usesInput,
-            latencyFrames: latency[output], tailSeconds: tail[output], warnings: warnings, storage: storage,
+            hostInput: bus(hostInputBuffers), hostOutput: hostOutput, outputs: planOutputs, usesHostInput: usesInput,
+            latencyFrames: outputs.map { latency[$0] }.max()!, tailSeconds: outputs.map { tail[$0] }.max()!, warnings: warnings, storage: storage,
             tables: tables, busArrays: busArrays, adapterArrays: adapterArrays, stepArray: stepArray)
     }
 }

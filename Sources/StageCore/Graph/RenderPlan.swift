@@ -23,6 +23,8 @@ public struct PlanStep: @unchecked Sendable {
     public var inputs: UnsafeBufferPointer<AudioBus>
     public var outputs: UnsafeBufferPointer<AudioBus>
     public var adapters: UnsafeBufferPointer<AdapterStep>
+    /// The host output as this step sees it: an output unit's own device channels.
+    public var hostOutput: AudioBus
 }
 
 /// A compiled rack: units made and prepared, in render order, with every buffer assigned.
@@ -47,12 +49,18 @@ public final class RenderPlan: @unchecked Sendable {
     /// Units that receive notes and unmapped controller messages.
     public let midiReceivers: [Int]
     public let hostInput: AudioBus
+    /// Every device channel any output plays on (`outputChannelCount` wide, at least 2);
+    /// channels no output names stay silent.
     public let hostOutput: AudioBus
+    /// The output units, in rack order: the first is the main output.
+    public let outputs: [PlanOutput]
+    /// Playback channels the rack needs (the highest output channel, at least 2).
+    public var outputChannelCount: Int { hostOutput.channelCount }
     /// Whether any unit reads the host input (live audio opens capture only then).
     public let usesHostInput: Bool
-    /// The largest latency along any path to the output, in frames.
+    /// The largest latency along any path to any output, in frames.
     public let latencyFrames: Int
-    /// The longest tail along any path to the output, in seconds.
+    /// The longest tail along any path to any output, in seconds.
     public let tailSeconds: Double
     /// Things worth telling the user that do not stop the rack (unheard units).
     public let warnings: [String]
@@ -67,7 +75,7 @@ public final class RenderPlan: @unchecked Sendable {
     init(
         rack: RackDescription, sampleRate: Double, maxFrames: Int, unitIDs: [String], unitTypes: [String],
         units: [any RackUnit], parameters: [ParameterBank], midiReceivers: [Int], hostInput: AudioBus,
-        hostOutput: AudioBus, usesHostInput: Bool, latencyFrames: Int, tailSeconds: Double, warnings: [String],
+        hostOutput: AudioBus, outputs: [PlanOutput], usesHostInput: Bool, latencyFrames: Int, tailSeconds: Double, warnings: [String],
         storage: BusStorage, tables: ChannelTable, busArrays: UnsafeMutableBufferPointer<AudioBus>,
         adapterArrays: UnsafeMutableBufferPointer<AdapterStep>, stepArray: UnsafeMutableBufferPointer<PlanStep>
     ) {
@@ -81,6 +89,7 @@ public final class RenderPlan: @unchecked Sendable {
         self.midiReceivers = midiReceivers
         self.hostInput = hostInput
         self.hostOutput = hostOutput
+        self.outputs = outputs
         self.usesHostInput = usesHostInput
         self.latencyFrames = latencyFrames
         self.tailSeconds = tailSeconds

@@ -47,6 +47,11 @@ public struct ParameterSpec: Sendable, Equatable {
     public var choices: [String]
     /// One line on what it does, for `stagerack units`.
     public var help: String
+    /// The curve a MIDI knob uses when the mapping names none, when the unit knows better
+    /// than `naturalCurve`'s guess from the unit (an LV2 port marked logarithmic).
+    public var preferredCurve: ParameterCurve? = nil
+    /// Only whole numbers are accepted (an LV2 port marked integer); rack files are checked.
+    public var wholeNumbers = false
 
     public init(
         id: String, name: String, unit: ParameterUnit, range: ClosedRange<Float>,
@@ -84,6 +89,7 @@ public struct ParameterSpec: Sendable, Equatable {
     /// The curve a MIDI knob uses when the mapping names none: log for Hz and times that
     /// stay positive, linear otherwise (dB are already logarithmic).
     public var naturalCurve: ParameterCurve {
+        if let preferredCurve { return preferredCurve }
         switch unit {
         case .hertz, .seconds: return range.lowerBound > 0 ? .log : .linear
         default: return .linear
@@ -93,7 +99,7 @@ public struct ParameterSpec: Sendable, Equatable {
     /// Clamps `value` into the range (and to a whole index for choices and switches).
     public func clamped(_ value: Float) -> Float {
         var v = value.isNaN ? defaultValue : min(max(value, range.lowerBound), range.upperBound)
-        if unit == .choice || unit == .boolean { v = v.rounded() }
+        if unit == .choice || unit == .boolean || wholeNumbers { v = v.rounded() }
         return v
     }
 

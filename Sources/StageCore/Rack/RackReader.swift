@@ -288,7 +288,7 @@ public struct RackReader {
                         + (spec.unit == .generic || spec.unit == .choice ? "" : " \(spec.unit.rawValue)"))
                 return nil
             }
-            if (spec.unit == .choice || spec.unit == .boolean) && n != n.rounded() {
+            if (spec.unit == .choice || spec.unit == .boolean || spec.wholeNumbers) && n != n.rounded() {
                 ctx.report(node.location, path, "must be a whole number, found \(formatNumber(n))")
                 return nil
             }

@@ -73,7 +73,8 @@ public struct RenderContext: @unchecked Sendable {
     public var events: UnsafeBufferPointer<UnitEvent>
     /// The engine's external input (the microphone, or the `--input` file offline).
     public var hostInput: AudioBus
-    /// The engine's external output (the sound card, or the output file offline).
+    /// The engine's external output (the sound card, or the output file offline): for an
+    /// output unit, its own channels of it (`RenderPlan.outputs`).
     public var hostOutput: AudioBus
     /// Counters the output stage writes to (NaN replaced, samples limited).
     public var safety: UnsafeMutablePointer<SafetyCounters>

@@ -135,6 +135,9 @@ public protocol UnitType: Sendable {
     /// Groups of parameters of which a rack's `params` may set at most one (two ways of
     /// saying the same thing, such as the dynamics unit's `ratio` and `headRoom`).
     var exclusiveParameters: [[String]] { get }
+    /// A host output unit's device channels (0-based) as its settings name them; nil: the
+    /// compiler gives it the lowest free pair.
+    func hostChannels(_ settings: UnitSettings) -> [Int]?
     /// Makes a unit. Thread: control. May load files (SoundFonts) and throw.
     func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit
 }
@@ -145,6 +148,7 @@ extension UnitType {
     public var receivesMIDI: Bool { false }
     public func check(_ settings: UnitSettings) -> [SettingProblem] { [] }
     public var exclusiveParameters: [[String]] { [] }
+    public func hostChannels(_ settings: UnitSettings) -> [Int]? { nil }
 }
 
 /// The unit types a program knows, by name. Thread: any.

@@ -34,6 +34,9 @@ public final class LiveAudio: @unchecked Sendable {
     let peakInBits = Atomic<UInt32>(0)
     let peakOutBits = Atomic<UInt32>(0)
     let framesDone = Atomic<Int>(0)
+    /// Frames the device lost without an ALSA error, and the gaps (`LostFrameDetector`).
+    let lostFrames = Atomic<Int>(0)
+    let lostGaps = Atomic<Int>(0)
     let stopRequested = Atomic<Bool>(false)
     /// A test hook: the audio thread sleeps this many microseconds once, to force an xrun.
     public let stallMicroseconds = Atomic<Int>(0)
@@ -58,6 +61,9 @@ public final class LiveAudio: @unchecked Sendable {
         public var frames: Int
         /// Where the last xrun happened ("capture"/"playback") and ALSA's code, if any.
         public var lastXrun: (side: String, code: Int)?
+        /// Frames lost without an ALSA error (not xruns), and in how many gaps.
+        public var lostFrames = 0
+        public var lostGaps = 0
     }
 
     public init(playback: PCMStream, capture: PCMStream?, player: RackPlayer, frameLimit: Int? = nil) {
@@ -67,7 +73,7 @@ public final class LiveAudio: @unchecked Sendable {
         self.frameLimit = frameLimit
         periodFrames = playback.configuration.periodFrames
         isPaced = !playback.keepsTime
-        outputStorage = BusStorage(bufferCount: 2, maxFrames: periodFrames)
+        outputStorage = BusStorage(bufferCount: max(playback.configuration.channels, 2), maxFrames: periodFrames)
         if let capture {
             let storage = BusStorage(bufferCount: capture.configuration.channels, maxFrames: periodFrames)
             inputStorage = storage
@@ -92,7 +98,7 @@ public final class LiveAudio: @unchecked Sendable {
 
     /// Reads and resets the meters. Thread: any (one reader).
     public func status() -> Status {
-        Status(
+        var s = Status(
             xruns: xrunCount.load(ordering: .relaxed),
             load: Float(bitPattern: loadBits.exchange(0, ordering: .relaxed)),
             peakIn: Float(bitPattern: peakInBits.exchange(0, ordering: .relaxed)),
@@ -101,6 +107,9 @@ public final class LiveAudio: @unchecked Sendable {
             lastXrun: lastXrunSide.load(ordering: .relaxed) == 0
                 ? nil
                 : (lastXrunSide.load(ordering: .relaxed) == 1 ? "capture" : "playback", lastXrunCode.load(ordering: .relaxed)))
+        s.lostFrames = lostFrames.load(ordering: .relaxed)
+        s.lostGaps = lostGaps.load(ordering: .relaxed)
+        return s
     }
 
     /// Starts both streams from silence: prepare, pre-fill playback, start (linked or one
@@ -130,7 +139,7 @@ public final class LiveAudio: @unchecked Sendable {
     /// allocates while running. Thread: audio (the real-time thread).
     public func run() -> Outcome {
         stage_enable_flush_to_zero()
-        let output = outputStorage.bus(first: 0, channels: 2)
+        let output = outputStorage.bus(first: 0, channels: outputStorage.bufferCount)
         // One warm-up block so that lazy initialisation happens before the clock starts.
         player.render(frameCount: periodFrames, input: inputBus, output: output)
         player.resetCurrent()  // the warm-up leaves no trace in the sound or the clock
@@ -144,6 +153,9 @@ public final class LiveAudio: @unchecked Sendable {
         let periodNanoseconds = Double(periodFrames) / rate * 1e9
         let pacedStart = monotonicNanoseconds()
         var frames = 0
+        // Samples lost without an ALSA error: the capture's timestamps (else playback's).
+        var lost = LostFrameDetector(sampleRate: rate, periodFrames: periodFrames)
+        let watched = capture ?? playback
         while true {
             if stopRequested.load(ordering: .relaxed) && player.isFadedOut { break }
             if let limit = frameLimit, frames >= limit {
@@ -165,6 +177,12 @@ public final class LiveAudio: @unchecked Sendable {
                 publishMax(load, loadBits)
                 publishPeak(output, peakOutBits)
                 try playback.write(from: output, frames: periodFrames)
+                if !isPaced, let reading = watched.timestampedPosition(),
+                    lost.observe(nanoseconds: reading.nanoseconds, position: reading.position) > 0
+                {
+                    lostFrames.store(lost.lostFrames, ordering: .relaxed)
+                    lostGaps.store(lost.gaps, ordering: .relaxed)
+                }
                 frames += periodFrames
                 framesDone.store(frames, ordering: .relaxed)
                 if isPaced { sleepUntil(pacedStart &+ UInt64(Double(frames) / rate * 1e9)) }
@@ -172,6 +190,7 @@ public final class LiveAudio: @unchecked Sendable {
                 if error.isDeviceGone { return .deviceLost(error) }
                 lastXrunSide.store(error.device == playback.configuration.device ? 2 : 1, ordering: .relaxed)
                 lastXrunCode.store(Int(error.code), ordering: .relaxed)
+                lost.restart()
                 do {
                     try recoverXrun()
                 } catch {

@@ -53,6 +53,10 @@ public final class PCMStream: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer
     let channelBuffers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     let bytesPerFrame: Int
+    /// `snd_pcm_status` read into here each period (allocated once).
+    let status: OpaquePointer
+    /// Frames read or written since the last `prepare` (the application's position).
+    var transferred = 0
 
     /// Opens and configures `request.device`, or throws naming what failed and, for rates
     /// and formats, what the device offers.
@@ -74,10 +78,14 @@ public final class PCMStream: @unchecked Sendable {
         channelBuffers = .allocate(capacity: c.channels)
         let perChannel = c.periodFrames * c.format.bytesPerSample
         for ch in 0..<c.channels { channelBuffers[ch] = raw + ch * perChannel }
+        var s: OpaquePointer?
+        snd_pcm_status_malloc(&s)
+        status = s!
     }
 
     deinit {
         snd_pcm_close(pcm)
+        snd_pcm_status_free(status)
         raw.deallocate()
         channelBuffers.deallocate()
     }
@@ -140,6 +148,9 @@ public final class PCMStream: @unchecked Sendable {
         let threshold = r.isCapture ? 1 : boundary  // playback never starts by itself from the pre-fill
         try alsa("snd_pcm_sw_params_set_start_threshold", dev, snd_pcm_sw_params_set_start_threshold(pcm, sw, threshold))
         try alsa("snd_pcm_sw_params_set_avail_min", dev, snd_pcm_sw_params_set_avail_min(pcm, sw, actualPeriod))
+        // Timestamps of each position update, on CLOCK_MONOTONIC (lost-frame detection).
+        _ = snd_pcm_sw_params_set_tstamp_mode(pcm, sw, SND_PCM_TSTAMP_ENABLE)
+        _ = snd_pcm_sw_params_set_tstamp_type(pcm, sw, SND_PCM_TSTAMP_TYPE_MONOTONIC)
         try alsa("snd_pcm_sw_params", dev, snd_pcm_sw_params(pcm, sw))
         return PCMConfiguration(
             device: dev, isCapture: r.isCapture, format: format, interleaved: interleaved, channels: Int(channels),
@@ -149,6 +160,20 @@ public final class PCMStream: @unchecked Sendable {
     /// Prepares the stream for (re)starting. Thread: audio.
     public func prepare() throws(ALSAError) {
         try alsa("snd_pcm_prepare", configuration.device, snd_pcm_prepare(pcm))
+        transferred = 0
+    }
+
+    /// The device's timestamp of its last position update and that position (frames it
+    /// has captured or played since the stream was prepared), from `snd_pcm_status`
+    /// (htstamp and avail); nil when ALSA gives no status. Thread: audio (no allocation).
+    public func timestampedPosition() -> (nanoseconds: UInt64, position: Int)? {
+        guard snd_pcm_status(pcm, status) == 0 else { return nil }
+        var ts = timespec()
+        snd_pcm_status_get_htstamp(status, &ts)
+        guard ts.tv_sec > 0 || ts.tv_nsec > 0 else { return nil }
+        let avail = Int(snd_pcm_status_get_avail(status))
+        let position = configuration.isCapture ? transferred + avail : transferred - (configuration.bufferFrames - avail)
+        return (UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec), position)
     }
 
     /// Starts the stream (and any stream linked to it). Thread: audio.
@@ -210,6 +235,7 @@ public final class PCMStream: @unchecked Sendable {
             }
             done += n
         }
+        transferred += frames
     }
 
     private func offsetChannelPointers(by frames: Int) {

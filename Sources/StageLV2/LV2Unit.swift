@@ -1,0 +1,289 @@
+import CLV2Host
+import CLilv
+import StageCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One instance of an LV2 plugin in a rack.
+///
+/// `prepare` (control thread) instantiates the plugin with the host's features
+/// (`LV2FeatureList`), connects every port (control ports to floats the unit owns, atom
+/// ports to sequence buffers, CV ports to silence or scratch) and activates it. `render`
+/// (render thread) only writes control values, fills the atom inputs and calls `run`: it
+/// splits the block at every frame where a parameter changes, so a change lands at its
+/// frame; MIDI events go into the plugin's MIDI atom input at their frames. `deinit`
+/// (control thread: the render thread hands units back) deactivates and frees it.
+public final class LV2Unit: RackUnit, @unchecked Sendable {
+    public let info: LV2PluginInfo
+    let world: LV2World
+    private var instance: UnsafeMutablePointer<LilvInstance>?
+    private var features: LV2FeatureList?
+    private var handle: LV2_Handle?
+    private var runFunction: (@convention(c) (LV2_Handle?, UInt32) -> Void)?
+    private var connectFunction: (@convention(c) (LV2_Handle?, UInt32, UnsafeMutableRawPointer?) -> Void)?
+    private var active = false
+
+    private var controls: UnsafeMutablePointer<Float>
+    private var mappings: UnsafeMutablePointer<LV2Parameters.PortMapping>
+    private let parameterCount: Int
+    private var silence: UnsafeMutablePointer<Float>?
+    private var scratch: UnsafeMutablePointer<Float>?
+    private var atomBuffers: [UnsafeMutableRawPointer] = []
+    /// Atom input port indices, their buffers, and whether each takes MIDI (plain memory).
+    private var atomInputs: UnsafeMutablePointer<(port: Int, buffer: UnsafeMutableRawPointer, midi: Bool)>?
+    private var atomInputCount = 0
+    private var atomOutputs: UnsafeMutablePointer<UnsafeMutableRawPointer>?
+    private var atomOutputCount = 0
+    private var atomCapacity: UInt32 = 0
+    private var audioIn: UnsafeMutablePointer<Int>
+    private var audioOut: UnsafeMutablePointer<Int>
+    private let audioInCount: Int
+    private let audioOutCount: Int
+    private let urids: (sequence: UInt32, chunk: UInt32, midi: UInt32)
+    /// The only MIDI channel (0-based) passed to the plugin, or nil for all.
+    private let channel: Int?
+
+    /// Frames between port updates of a parameter the rack smooths (`smooth`).
+    public static let smoothingStep = 16
+
+    /// Thread: control. The plugin is instantiated in `prepare`. `smoothed`: the symbols of
+    /// the parameters the engine ramps (the rack's `smooth`).
+    init(info: LV2PluginInfo, world: LV2World, smoothed: Set<String> = [], channel: Int? = nil) {
+        self.info = info
+        self.channel = channel
+        self.world = world
+        controls = .allocate(capacity: max(info.ports.count, 1))
+        controls.initialize(repeating: 0, count: max(info.ports.count, 1))
+        for p in info.ports where p.kind == .controlInput || p.kind == .controlOutput { controls[p.index] = p.defaultValue }
+        let inputs = info.controlInputs
+        parameterCount = inputs.count
+        mappings = .allocate(capacity: max(inputs.count, 1))
+        for (i, p) in inputs.enumerated() {
+            var m = LV2Parameters.PortMapping(p)
+            m.smoothed = smoothed.contains(p.symbol)
+            (mappings + i).initialize(to: m)
+        }
+        audioInCount = info.audioInputs.count
+        audioOutCount = info.audioOutputs.count
+        audioIn = .allocate(capacity: max(audioInCount, 1))
+        audioOut = .allocate(capacity: max(audioOutCount, 1))
+        for (i, p) in info.audioInputs.enumerated() { audioIn[i] = p.index }
+        for (i, p) in info.audioOutputs.enumerated() { audioOut[i] = p.index }
+        urids = (stage_lv2_map(LV2URI.atomSequence), stage_lv2_map(LV2URI.atomChunk), stage_lv2_map(LV2URI.midiEvent))
+    }
+
+    deinit {
+        if let instance {
+            if active { lilv_instance_deactivate(instance) }
+            world.free(instance)
+        }
+        for i in 0..<parameterCount { mappings[i].release() }
+        mappings.deallocate()
+        controls.deallocate()
+        audioIn.deallocate()
+        audioOut.deallocate()
+        silence?.deallocate()
+        scratch?.deallocate()
+        atomInputs?.deallocate()
+        atomOutputs?.deallocate()
+        for b in atomBuffers { b.deallocate() }
+    }
+
+    /// Instantiates, connects and activates the plugin. Thread: control.
+    public func prepare(_ spec: PrepareSpec) throws {
+        let frames = max(spec.maxFrames, 1)
+        let bytes = info.ports.map(\.minimumSize).reduce(LV2Host.atomBufferBytes, max)
+        atomCapacity = UInt32((bytes + 7) & ~7)
+        let list = LV2FeatureList(
+            pluginName: info.name, sampleRate: spec.sampleRate, maxFrames: frames, sequenceBytes: Int(atomCapacity))
+        guard let made = world.instantiate(info.uri, sampleRate: spec.sampleRate, features: list.list) else {
+            throw UnitError(
+                "lv2: \(info.uri) failed to instantiate (lilv_plugin_instantiate returned NULL; "
+                    + "library \(info.libraryPath)\(access(info.libraryPath, R_OK) == 0 ? "" : ", which cannot be read"))")
+        }
+        features = list
+        instance = made
+        handle = made.pointee.lv2_handle
+        runFunction = made.pointee.lv2_descriptor.pointee.run
+        connectFunction = made.pointee.lv2_descriptor.pointee.connect_port
+        silence = .allocate(capacity: frames)
+        silence!.initialize(repeating: 0, count: frames)
+        scratch = .allocate(capacity: frames)
+        scratch!.initialize(repeating: 0, count: frames)
+        connectFixedPorts()
+        lilv_instance_activate(made)
+        active = true
+        list.log.pointee.realtime = 1
+    }
+
+    /// Connects the ports that keep one buffer: control, atom, CV. Thread: control.
+    private func connectFixedPorts() {
+        var inputs: [(port: Int, buffer: UnsafeMutableRawPointer, midi: Bool)] = []
+        var outputs: [UnsafeMutableRawPointer] = []
+        for p in info.ports {
+            switch p.kind {
+            case .controlInput, .controlOutput:
+                connect(p.index, UnsafeMutableRawPointer(controls + p.index))
+            case .atomInput(let midi):
+                let b = newAtomBuffer()
+                stage_lv2_sequence_clear(b, urids.sequence)
+                inputs.append((p.index, b, midi))
+                connect(p.index, b)
+            case .atomOutput:
+                let b = newAtomBuffer()
+                stage_lv2_output_prepare(b, atomCapacity, urids.chunk)
+                outputs.append(b)
+                connect(p.index, b)
+            case .cvInput:
+                connect(p.index, UnsafeMutableRawPointer(silence!))
+            case .cvOutput:
+                connect(p.index, UnsafeMutableRawPointer(scratch!))
+            case .audioInput, .audioOutput:
+                break  // connected at each run, to the block's buses
+            case .unknown:
+                connect(p.index, nil)  // lv2:connectionOptional (others were refused)
+            }
+        }
+        atomInputCount = inputs.count
+        atomInputs = .allocate(capacity: max(inputs.count, 1))
+        for (i, a) in inputs.enumerated() { (atomInputs! + i).initialize(to: a) }
+        atomOutputCount = outputs.count
+        atomOutputs = .allocate(capacity: max(outputs.count, 1))
+        for (i, b) in outputs.enumerated() { (atomOutputs! + i).initialize(to: b) }
+    }
+
+    private func newAtomBuffer() -> UnsafeMutableRawPointer {
+        let b = UnsafeMutableRawPointer.allocate(byteCount: Int(atomCapacity), alignment: 16)
+        b.initializeMemory(as: UInt8.self, repeating: 0, count: Int(atomCapacity))
+        atomBuffers.append(b)
+        return b
+    }
+
+    @inline(__always)
+    private func connect(_ port: Int, _ data: UnsafeMutableRawPointer?) {
+        connectFunction?(handle, UInt32(port), data)
+    }
+
+    /// Runs the plugin over the block, split at the frames where a parameter changes.
+    /// Thread: render.
+    public func render(_ context: RenderContext) {
+        let n = context.frameCount
+        guard let run = runFunction, n > 0 else {
+            for o in context.outputs { o.clear(frames: n) }
+            return
+        }
+        var start = 0
+        var nextEvent = 0
+        while start < n {
+            let end = writeControls(context.parameters, from: start, to: n)
+            nextEvent = fillAtomInputs(context.events, from: nextEvent, start: start, end: end, blockEnd: n)
+            for i in 0..<atomOutputCount { stage_lv2_output_prepare(atomOutputs![i], atomCapacity, urids.chunk) }
+            connectAudio(context, offset: start)
+            run(handle, UInt32(end - start))
+            start = end
+        }
+    }
+
+    /// Writes every control input's value at frame `start` and returns the first later
+    /// frame (≤ `limit`) where a parameter changes (for a smoothed parameter that is
+    /// ramping, `smoothingStep` frames later). Thread: render.
+    @inline(__always)
+    private func writeControls(_ values: ParameterValues, from start: Int, to limit: Int) -> Int {
+        var end = limit
+        for k in 0..<parameterCount {
+            let v = values[k]
+            let first = v[start]
+            let m = mappings[k]
+            controls[m.portIndex] = LV2Parameters.portValue(first, m)
+            if !values.isSteady(k) {
+                var f = start + 1
+                while f < end && v[f] == first { f += 1 }
+                // A ramp (changing at the next frame) holds for `smoothingStep` frames.
+                end = m.smoothed && f == start + 1 ? min(end, start + Self.smoothingStep) : f
+            }
+        }
+        return end
+    }
+
+    /// Empties each atom input and puts the block's MIDI events in `start..<end` into the
+    /// MIDI inputs, at frames relative to `start` (events at or past the block's end go into
+    /// its last run). Returns the index of the first event not yet sent. Thread: render.
+    @inline(__always)
+    private func fillAtomInputs(
+        _ events: UnsafeBufferPointer<UnitEvent>, from first: Int, start: Int, end: Int, blockEnd: Int
+    ) -> Int {
+        var last = first
+        while last < events.count && (Int(events[last].frameOffset) < end || end == blockEnd) { last += 1 }
+        for i in 0..<atomInputCount {
+            let a = atomInputs![i]
+            stage_lv2_sequence_clear(a.buffer, urids.sequence)
+            guard a.midi else { continue }
+            for e in first..<last {
+                let message = events[e].message
+                if let channel, message.kind != .system, message.channel != channel { continue }
+                let frame = min(max(Int(events[e].frameOffset) - start, 0), end - start - 1)
+                appendMIDI(message, at: frame, to: a.buffer)
+            }
+        }
+        return last
+    }
+
+    @inline(__always)
+    private func appendMIDI(_ m: MIDIMessage, at frame: Int, to buffer: UnsafeMutableRawPointer) {
+        let length: UInt32
+        switch m.kind {
+        case .programChange, .channelPressure: length = 2
+        case .system: length = m.isRealTime ? 1 : 0
+        default: length = 3
+        }
+        guard length > 0 else { return }
+        var bytes = (m.status, m.data1, m.data2)
+        withUnsafeBytes(of: &bytes) { raw in
+            _ = stage_lv2_sequence_append(
+                buffer, atomCapacity, Int64(frame), urids.midi, raw.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                length)
+        }
+    }
+
+    /// Connects the audio ports to the buses, `offset` frames in. Thread: render.
+    @inline(__always)
+    private func connectAudio(_ context: RenderContext, offset: Int) {
+        let input = context.inputs.first
+        for i in 0..<audioInCount {
+            let p: UnsafeMutablePointer<Float> =
+                if let input, i < input.channelCount { input[i] } else { silence! }
+            connect(audioIn[i], UnsafeMutableRawPointer(p + offset))
+        }
+        let output = context.outputs.first
+        for i in 0..<audioOutCount {
+            let p: UnsafeMutablePointer<Float> =
+                if let output, i < output.channelCount { output[i] } else { scratch! }
+            connect(audioOut[i], UnsafeMutableRawPointer(p + offset))
+        }
+    }
+
+    /// Clears the plugin's state the LV2 way: `deactivate` then `activate` (the plugin
+    /// resets its buffers), and empties the atom ports. LV2 puts activate/deactivate in the
+    /// instantiation class: the engine calls `reset` on the control thread, or on the render
+    /// thread once after the warm-up block (for most plugins, mda and x42 included,
+    /// activate only clears memory). Thread: render, or control while not rendering.
+    public func reset() {
+        guard let instance, active else { return }
+        lilv_instance_deactivate(instance)
+        lilv_instance_activate(instance)
+        for i in 0..<atomInputCount { stage_lv2_sequence_clear(atomInputs![i].buffer, urids.sequence) }
+    }
+
+    /// The latest value of control output port `symbol` (meters, latency), nil when the
+    /// plugin has none. A float read while the render thread may write it: a meter's
+    /// reading, never torn on the machines StageRack runs on. Thread: any, after prepare.
+    public func outputValue(_ symbol: String) -> Float? {
+        guard let p = info.controlOutputs.first(where: { $0.symbol == symbol }) else { return nil }
+        return controls[p.index]
+    }
+
+    /// The log messages the plugin wrote while rendering (counted, not printed). Thread: any.
+    public var messagesWhileRendering: UInt64 { features?.log.pointee.messages_while_rendering ?? 0 }
+}

@@ -1,0 +1,145 @@
+import StageCore
+
+/// The unit types of this module, for building a registry (the app registers them beside
+/// `StandardUnits.types`).
+public enum LV2Units {
+    public static var types: [any UnitType] { [LV2UnitType()] }
+}
+
+/// `lv2`: an installed LV2 plugin as a unit, hosted through lilv.
+///
+/// `{ "type": "lv2", "plugin": "URI", "params": { "SYMBOL": value } }`. The parameters are
+/// the plugin's control input ports, named by their symbols, with the ranges, defaults and
+/// properties its description declares (`LV2Parameters`). Its audio input ports are one
+/// input bus, its audio output ports one output bus. Thread: any (a description); `check`,
+/// `parameters` and `make` read `LV2World.shared` and run on the control thread.
+public struct LV2UnitType: UnitType {
+    public let world: @Sendable () -> LV2World
+
+    /// `world` is the process's world unless a test gives another.
+    public init(world: @escaping @Sendable () -> LV2World = { LV2World.shared }) { self.world = world }
+
+    public var name: String { "lv2" }
+    public var summary: String {
+        "an installed LV2 plugin (`stagerack units lv2` lists them; `stagerack units URI` shows one)"
+    }
+    /// Notes and controllers reach plugins with a MIDI input; the others ignore them.
+    public var receivesMIDI: Bool { true }
+
+    public var settings: [SettingSpec] {
+        [
+            SettingSpec(
+                key: "plugin", kind: .string, required: true,
+                help: "the plugin's URI, as `stagerack units lv2` or `lv2ls` lists it"),
+            SettingSpec(
+                key: "channel", kind: .integer(1...16),
+                help: "the MIDI channel whose notes and controllers reach a plugin's MIDI input (default all)"),
+            SettingSpec(
+                key: "smooth", kind: .custom("an object of SYMBOL: seconds (0…10)"),
+                help: "parameters the host ramps over that time, stepping the plugin's port every "
+                    + "\(LV2Unit.smoothingStep) frames (default none: a change lands at its frame)"),
+            SettingSpec(
+                key: "allowNonRealtime", kind: .custom("true or false"),
+                help: "run a plugin that does not declare lv2:hardRTCapable (its run() may allocate "
+                    + "or lock: a glitch risk on stage; default false)"),
+        ]
+    }
+
+    /// The plugin named by `plugin`, if it is installed. Thread: control.
+    func plugin(_ settings: UnitSettings) -> LV2PluginInfo? {
+        settings.string("plugin").flatMap { world().plugin($0) }
+    }
+
+    public func parameters(_ settings: UnitSettings) -> [ParameterSpec] {
+        guard let info = plugin(settings) else { return [] }
+        let smooth = smoothing(settings)
+        return LV2Parameters.specs(info).map { spec in
+            var s = spec
+            if let seconds = smooth[spec.id], spec.unit != .choice { s.smoothingSeconds = Float(seconds) }
+            return s
+        }
+    }
+
+    public func layout(_ settings: UnitSettings, _ context: UnitBuildContext) -> BusLayout {
+        guard let info = plugin(settings) else { return BusLayout(inputs: [.channels(1)], outputs: [.channels(1)]) }
+        let ins = info.audioInputs.count
+        let outs = info.audioOutputs.count
+        return BusLayout(inputs: ins == 0 ? [] : [.channels(ins)], outputs: outs == 0 ? [] : [.channels(outs)])
+    }
+
+    /// Whether the plugin is installed, can be hosted (features, port types) and is real-time
+    /// safe or accepted as not. Thread: control.
+    public func check(_ settings: UnitSettings) -> [SettingProblem] {
+        var problems: [SettingProblem] = []
+        var allowNonRealtime = false
+        if let node = settings.node("allowNonRealtime") {
+            if case .bool(let b) = node.value {
+                allowNonRealtime = b
+            } else {
+                problems.append(SettingProblem(key: "allowNonRealtime", message: "must be true or false"))
+            }
+        }
+        guard let uri = settings.string("plugin") else { return problems }
+        guard let info = world().plugin(uri) else {
+            return problems + [SettingProblem(key: "plugin", message: LV2Suggestions.missing(uri, world().plugins))]
+        }
+        if let refusal = LV2Host.refusal(info, allowNonRealtime: allowNonRealtime) {
+            problems.append(SettingProblem(key: "plugin", message: refusal))
+        }
+        return problems + checkSmoothing(settings, info)
+    }
+
+    /// Instantiates the plugin (in `prepare`, once the block size is known). Thread: control.
+    public func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit {
+        guard let uri = settings.string("plugin"), let info = world().plugin(uri) else {
+            throw UnitError("lv2: no plugin \(settings.string("plugin") ?? "(none)") is installed")
+        }
+        let smoothed = Set(parameters(settings).filter { $0.smoothingSeconds > 0 }.map(\.id))
+        return LV2Unit(info: info, world: world(), smoothed: smoothed, channel: settings.int("channel").map { $0 - 1 })
+    }
+
+    /// The `smooth` setting: symbol → seconds (unchecked entries left out).
+    func smoothing(_ settings: UnitSettings) -> [String: Double] {
+        var out: [String: Double] = [:]
+        for m in settings.node("smooth")?.members ?? [] {
+            if let v = m.value.number, (0...10).contains(v) { out[m.key] = v }
+        }
+        return out
+    }
+
+    private func checkSmoothing(_ settings: UnitSettings, _ info: LV2PluginInfo) -> [SettingProblem] {
+        guard let node = settings.node("smooth") else { return [] }
+        guard let members = node.members else {
+            return [SettingProblem(key: "smooth", message: "must be an object of SYMBOL: seconds")]
+        }
+        let symbols = info.controlInputs.map(\.symbol)
+        var problems: [SettingProblem] = []
+        for m in members {
+            if !symbols.contains(m.key) {
+                problems.append(
+                    SettingProblem(
+                        key: "smooth",
+                        message: "\(m.key): the plugin has no control input \"\(m.key)\"\(Suggest.hint(for: m.key, in: symbols))"))
+            } else if let v = m.value.number, (0...10).contains(v) {
+                continue
+            } else {
+                problems.append(SettingProblem(key: "smooth", message: "\(m.key): seconds 0…10"))
+            }
+        }
+        return problems
+    }
+}
+
+extension LV2UnitType {
+    /// What to say when `uri` is not installed (nearest URIs, the Debian package).
+    /// Thread: control.
+    public static func missingMessage(_ uri: String, _ world: LV2World) -> String {
+        LV2Suggestions.missing(uri, world.plugins)
+    }
+
+    /// Why a plugin cannot be hosted at all (features, port types), ignoring real-time
+    /// safety; nil when it can. Thread: any.
+    public static func refusal(_ info: LV2PluginInfo) -> String? {
+        LV2Host.refusal(info, allowNonRealtime: true)
+    }
+}

@@ -1,0 +1,40 @@
+import StageCore
+import StageLV2
+
+/// `stagerack units lv2` and `stagerack units URI`: the installed LV2 plugins, and one
+/// plugin's parameters as a built-in unit's are shown. Thread: main.
+enum LV2Listing {
+    static func installed() -> [String] {
+        let world = LV2World.shared
+        let plugins = world.plugins
+        var lines = [
+            "lv2: \(counted(plugins.count, "installed LV2 plugin")) (LV2_PATH read in "
+                + "\(formatNumber(world.loadSeconds * 1000)) ms); use one with "
+                + "{ \"type\": \"lv2\", \"plugin\": \"URI\" }, see its parameters with `stagerack units URI`"
+        ]
+        lines += plugins.map { "  \($0.uri)  \($0.name)\($0.className.isEmpty ? "" : " (\($0.className))")" }
+        return lines
+    }
+
+    static func plugin(_ uri: String) throws -> [String] {
+        let world = LV2World.shared
+        guard let info = world.plugin(uri) else {
+            throw UsageError(message: LV2UnitType.missingMessage(uri, world))
+        }
+        var lines = ["\(info.uri): \(info.name)\(info.className.isEmpty ? "" : " (\(info.className))")"]
+        lines.append("  bundle \(info.bundlePath)")
+        lines.append(
+            "  audio: \(counted(info.audioInputs.count, "input")), \(counted(info.audioOutputs.count, "output"))"
+                + (info.takesMIDI ? "; takes MIDI" : ""))
+        if !info.requiredFeatures.isEmpty {
+            lines.append("  requires: " + info.requiredFeatures.joined(separator: ", "))
+        }
+        if let refusal = LV2UnitType.refusal(info) { lines.append("  cannot be used: \(refusal)") }
+        if !info.hardRTCapable { lines.append("  not hardRTCapable: needs \"allowNonRealtime\": true") }
+        lines += LV2Parameters.specs(info).map(UnitsCommand.parameterLine)
+        if !info.controlOutputs.isEmpty {
+            lines.append("  outputs (read-only): " + info.controlOutputs.map(\.symbol).joined(separator: ", "))
+        }
+        return lines
+    }
+}
