@@ -7,6 +7,7 @@ OUT ?= out
 PREFIX ?= /usr/local
 
 .PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-render clean install install-dry-run check-aarch64
+.PHONY: remote-test
 
 all: build
 
@@ -33,9 +34,15 @@ test: test-deps
 	Tests/cli/live-path.sh
 	Tests/cli/latency.sh
 	$(MAKE) docs-test
+	$(MAKE) remote-test
 	$(MAKE) tsan
 	$(MAKE) fuzz
 	$(MAKE) e2e
+
+# The remote against the real `play` on loopback ports (Tests/remote): OSC (address
+# space, errors, subscriptions, allowed networks, a bounded random sender). Prints its time.
+remote-test: build
+	Tests/remote/run.sh
 
 # The READMEs are code: their rack examples validate, their commands run (Tests/docs/run.py).
 docs-test:
@@ -43,9 +50,9 @@ docs-test:
 
 # The live path under the thread sanitizer, in a build of its own (.build/tsan) where a
 # queue used by a second producer or consumer thread traps: the live stress test (20 s)
-# and the queue, player and live-path tests, the player unit's disk thread and the show
-# recorder's. Suppressions: Tests/tsan.supp (C libraries only).
-TSAN_TESTS := LiveStressTests|LivePathTests|SPSCQueueTests|RackPlayerTests|PresetSwitchingTests|PlayerStreamingTests|PlayerPlaybackTests|ShowRecorderTests
+# and the queue, player and live-path tests, the player unit's disk thread, the show
+# recorder's and the remote's threads. Suppressions: Tests/tsan.supp (C libraries only).
+TSAN_TESTS := LiveStressTests|LivePathTests|SPSCQueueTests|RackPlayerTests|PresetSwitchingTests|PlayerStreamingTests|PlayerPlaybackTests|ShowRecorderTests|RemoteThreadsTests
 tsan:
 	@start=$$(date +%s); \
 	$(SWIFT) build -c release --build-tests --sanitize=thread -Xswiftc -DSTAGERACK_QUEUE_OWNER_TRAPS --scratch-path .build/tsan \

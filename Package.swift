@@ -13,6 +13,8 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
+        .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         // The LV2 host features in C (the log feature is variadic) and atom-sequence helpers.
         .target(name: "CLV2Host"),
@@ -38,11 +40,18 @@ let package = Package(
         // Service: the app's settings (config file < environment < flags), waiting for devices,
         // journald-friendly log lines, the --meters view, the install plan. Pure Swift.
         .target(name: "StageService", dependencies: ["StageCore"]),
+        // Remote: the parameter state the control thread owns (MIDI, OSC and the web page
+        // change and observe it), the servers' commands and what they show. Pure Swift.
+        .target(name: "StageRemote", dependencies: ["StageCore", "StageDrivers"]),
+        // OSC: the remote's address space on UDP, messages through liblo.
+        .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
+        // Web: the page and its WebSocket, through libwebsockets, on a thread of its own.
+        .target(name: "StageWeb", dependencies: ["StageCore", "StageRemote", "StageService", "CWebSockets"]),
 
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageDrivers", "StageService", "CStageShim", "StagePlayer"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageDrivers", "StageService", "CStageShim", "StagePlayer", "StageRemote", "StageOSC", "StageWeb"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
@@ -73,6 +82,10 @@ let package = Package(
         .testTarget(
             name: "StagePlayerTests",
             dependencies: ["StageCore", "StagePlayer", "StageUnits", "StageDrivers", "StageTestSupport", "CAllocCounter", "CSndFile"]),
+        // The remote: parameter state, commands, MIDI and remote changes meeting on the
+        // control thread.
+        .testTarget(
+            name: "StageRemoteTests", dependencies: ["StageCore", "StageUnits", "StageDrivers", "StageRemote", "StageOSC", "StageService", "StageTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

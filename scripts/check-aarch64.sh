@@ -51,10 +51,13 @@ while IFS= read -r src; do
   check "$src compiles for aarch64" "$CC" "${FLAGS[@]}" -I "Sources/$target/include" -c "$src" -o "$out/$(basename "$src" .c).o"
 done < <(find Sources -path 'Sources/C*' -name '*.c' | sort)
 
-# 2. The module-map shim headers.
+# 2. The module-map shim headers. libwebsockets' headers include OpenSSL's, whose
+# configuration header sits in the host's multiarch folder; x86_64 and aarch64 are both
+# LP64 little-endian, so its settings are the same for both.
+host_multiarch=/usr/include/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
 while IFS= read -r hdr; do
   printf '#include "%s"\nint stage_check_unused;\n' "$PWD/$hdr" > "$out/shim-check.c"
-  check "$hdr compiles for aarch64" "$CC" "${FLAGS[@]}" -Wno-unused-function -c "$out/shim-check.c" -o "$out/shim-check.o"
+  check "$hdr compiles for aarch64" "$CC" "${FLAGS[@]}" -idirafter "$host_multiarch" -Wno-unused-function -c "$out/shim-check.c" -o "$out/shim-check.o"
 done < <(find Sources -path 'Sources/C*' -name 'shim.h' | sort)
 
 # 3. flush-to-zero at run time.

@@ -11,6 +11,8 @@ packages=(
   libsndfile1-dev     # every audio file read and written
   libsamplerate0-dev  # resampling input files
   alsa-utils          # aplay/arecord/aconnect, for devices and tests
+  liblo-dev           # OSC control (play --osc)
+  libwebsockets-dev   # the web page: HTTP and WebSocket (play --web)
   liblilv-dev         # the lv2 unit: LV2 plugins hosted through lilv
   lv2-dev             # LV2's headers (urid, atom, options, buf-size, log)
 )
@@ -23,6 +25,9 @@ if [[ "${1:-}" == "--test" ]]; then
     systemd             # systemd-analyze verify of packaging/stagerack.service
     espeak-ng           # real speech for the harmony/tune tests and benchmarks
     valgrind            # callgrind instruction counts in Benchmarks/*/run.sh
+    liblo-tools         # oscsend/oscdump: the OSC tests
+    chromium            # the browser test of the web page (make remote-test)
+    chromium-driver     # ... driven by Selenium
     lilv-utils          # lv2ls, lv2apply (the lv2 unit's reference), lv2bench
     mda-lv2             # LV2 plugins needing no features (DeEss, Detune) for the lv2 tests
     x42-plugins         # LV2 plugins with atom ports (fil4 EQ) for the lv2 tests
@@ -36,6 +41,16 @@ if [[ "${1:-}" == "--test" ]]; then
   fi
 fi
 
+# PyPI packages the tests use as clients (never linked into the binary): the remote's
+# WebSocket client, the browser driver and Pillow for its screenshot (Tests/remote).
+install_pypi() {
+  [[ "${1:-}" == "--test" ]] || return 0
+  local want=(websockets selenium pillow)
+  python3 -c "import websockets, selenium, PIL" 2>/dev/null && return 0
+  python3 -m pip install --quiet "${want[@]}" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "${want[@]}"
+}
+
 missing=()
 for p in "${packages[@]}"; do
   # Not `dpkg-query | grep -q`: grep leaving early can kill the writer (SIGPIPE) under pipefail.
@@ -45,6 +60,7 @@ for p in "${packages[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
+  install_pypi "${1:-}"
   exit 0
 fi
 
@@ -57,3 +73,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+install_pypi "${1:-}"

@@ -25,6 +25,13 @@ public final class MIDIRouter: @unchecked Sendable {
     /// What came in and what it did, for monitors. Producer: the MIDI thread. Consumer: one
     /// control thread.
     public let monitor: SPSCQueue<MIDIMonitorRecord>?
+    /// Parameters and bypasses the mapped controls moved, for the control side's parameter
+    /// state (the remote). Producer: the MIDI thread. Consumer: the control thread. nil
+    /// unless asked for (`reportParameterChanges`) before the MIDI thread starts.
+    public private(set) var parameterChanges: SPSCQueue<ParameterChange>?
+    /// Parameter changes lost because `parameterChanges` was full.
+    public var parameterChangesDropped: Int { droppedChanges.load(ordering: .relaxed) }
+    let droppedChanges = Atomic<Int>(0)
 
     // Counters (any thread may read).
     public var messagesReceived: Int { received.load(ordering: .relaxed) }
@@ -64,6 +71,12 @@ public final class MIDIRouter: @unchecked Sendable {
         self.clock = clock
         self.monitor = monitor ? SPSCQueue(minimumCapacity: 8192) : nil
         if let mapper { adopt(mapper) }
+    }
+
+    /// Makes the MIDI thread also report every parameter and bypass it moves
+    /// (`parameterChanges`). Thread: control, before the MIDI thread starts.
+    public func reportParameterChanges() {
+        if parameterChanges == nil { parameterChanges = SPSCQueue(minimumCapacity: 8192) }
     }
 
     /// Hands the MIDI thread a new mapper and queue (a new plan after a preset switch); the
@@ -156,6 +169,12 @@ public final class MIDIRouter: @unchecked Sendable {
         var tagged = e
         tagged.generation = e.kind == .tempo ? 0 : (mapper?.generation ?? 0)
         if events.push(tagged) { sent.add(1, ordering: .relaxed) } else { dropped.add(1, ordering: .relaxed) }
+        if let parameterChanges, e.kind == .parameter || e.kind == .bypass {
+            let address = ParameterAddress(unit: Int(e.unit), parameter: e.kind == .bypass ? ParameterAddress.bypassIndex : Int(e.parameter))
+            if !parameterChanges.push(ParameterChange(address: address, value: e.value, generation: tagged.generation)) {
+                droppedChanges.add(1, ordering: .relaxed)
+            }
+        }
     }
 
     func record(_ message: MIDIMessage, seconds: Double, count: Int) {

@@ -67,10 +67,13 @@ public enum InstallPlan {
         public var soundfonts: [String]
         /// packaging/stagerack.service as written in the repository.
         public var unitText: String
-        public init(racks: [String], soundfonts: [String], unitText: String) {
+        /// The web page's files (web/), served by `play --web` from PREFIX/share/stagerack/web.
+        public var web: [String]
+        public init(racks: [String], soundfonts: [String], unitText: String, web: [String] = []) {
             self.racks = racks
             self.soundfonts = soundfonts
             self.unitText = unitText
+            self.web = web
         }
     }
 
@@ -91,7 +94,7 @@ public enum InstallPlan {
         var steps: [InstallStep] = []
         steps.append(.makeDirectory(r + o.prefix + "/bin"))
         steps.append(.copy(from: o.executable, to: r + o.binaryPath, mode: 0o755))
-        for (folder, files) in [("racks", sources.racks), ("soundfonts", sources.soundfonts)] where !files.isEmpty {
+        for (folder, files) in [("racks", sources.racks), ("soundfonts", sources.soundfonts), ("web", sources.web)] where !files.isEmpty {
             steps.append(.makeDirectory(r + o.shareDirectory + "/" + folder))
             for f in files {
                 let name = f.split(separator: "/").last.map(String.init) ?? f

@@ -4,6 +4,8 @@ import StageCore
 /// the command line. Each has one name per source.
 public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     case rack, playback, capture, sampleRate, period, periods, captureChannels, sampleFormat, deviceWait, status
+    // The remote (README "Control from a phone"): OSC and the web page, off unless set.
+    case osc, oscAllow, web, webPin, webViewers, webClients
     /// The interface's own latency in frames (converters, driver, USB), as `stagerack
     /// latency --write` measured it: `play` adds it to its latency lines.
     case hardwareLatency
@@ -25,6 +27,12 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .sampleFormat: return "STAGERACK_FORMAT"
         case .deviceWait: return "STAGERACK_DEVICE_WAIT"
         case .status: return "STAGERACK_STATUS"
+        case .osc: return "STAGERACK_OSC"
+        case .oscAllow: return "STAGERACK_OSC_ALLOW"
+        case .web: return "STAGERACK_WEB"
+        case .webPin: return "STAGERACK_WEB_PIN"
+        case .webViewers: return "STAGERACK_WEB_VIEWERS"
+        case .webClients: return "STAGERACK_WEB_CLIENTS"
         case .hardwareLatency: return "STAGERACK_HARDWARE_LATENCY"
         case .record: return "STAGERACK_RECORD"
         case .recordFormat: return "STAGERACK_RECORD_FORMAT"
@@ -44,6 +52,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .sampleFormat: return "--format"
         case .deviceWait: return "--device-wait"
         case .status: return "--status"
+        case .osc: return "--osc"
+        case .web: return "--web"
+        case .oscAllow, .webPin, .webViewers, .webClients: return nil  // config file or environment
         case .hardwareLatency: return "--hardware-latency"
         case .record: return "--record"
         case .recordFormat: return "--record-format"
@@ -61,6 +72,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .period: return 16...8192
         case .periods: return 2...16
         case .captureChannels: return 1...64
+        case .webClients: return 1...64
         case .hardwareLatency: return 0...192_000
         default: return nil
         }
@@ -173,6 +185,8 @@ public struct PlaySettings: Sendable, Equatable {
         s[.captureChannels] = Entry(.integer(2), .builtIn)
         s[.deviceWait] = Entry(.wait(underSystemd ? nil : 0), .builtIn)
         s[.status] = Entry(.flag(false), .builtIn)
+        s[.webViewers] = Entry(.flag(true), .builtIn)
+        s[.webClients] = Entry(.integer(8), .builtIn)
         return s
     }
 
@@ -197,6 +211,7 @@ public struct PlaySettings: Sendable, Equatable {
     public var originSummary: String {
         entries.keys.sorted().compactMap { k -> String? in
             guard let e = entries[k], e.origin != .builtIn else { return nil }
+            if k == .webPin { return "\(k.fileKey) set (\(e.origin))" }  // never the PIN itself in the log
             return "\(k.fileKey) \(e.value) (\(e.origin))"
         }.joined(separator: ", ")
     }

@@ -81,12 +81,20 @@ public struct SettingsReader: Sendable {
             if let s = node.string { return wait(s) }
             guard let n = node.number else { return .failure(Message(text: "must be a number of seconds or \"forever\", found \(describe(node))")) }
             return n >= 0 ? .success(.wait(n)) : .failure(Message(text: "must be 0 or more seconds, or \"forever\""))
-        case .status:
+        case .status, .webViewers:
             guard let b = node.bool else { return .failure(Message(text: "must be true or false, found \(describe(node))")) }
             return .success(.flag(b))
         case .record, .recordFormat:
             guard let s = node.string, !s.isEmpty else { return .failure(Message(text: "must be a non-empty string, found \(describe(node))")) }
             return value(key, text: s)
+        case .webClients:
+            guard let n = node.number else { return .failure(Message(text: "must be a whole number \(rangeText(key)), found \(describe(node))")) }
+            return integer(key, n, written: formatNumber(n))
+        case .osc, .web, .oscAllow, .webPin:
+            guard let s = node.string ?? node.number.map({ formatNumber($0) }), !s.isEmpty else {
+                return .failure(Message(text: "must be a string, found \(describe(node))"))
+            }
+            return remote(key, s)
         }
     }
 
@@ -147,7 +155,14 @@ public struct SettingsReader: Sendable {
             return integer(key, n, written: text)
         case .deviceWait:
             return wait(text)
-        case .status:
+        case .webClients:
+            guard let n = Double(text.trimmingSpaces) else {
+                return .failure(Message(text: "must be a whole number \(rangeText(key)), not \"\(text)\""))
+            }
+            return integer(key, n, written: text)
+        case .osc, .web, .oscAllow, .webPin:
+            return remote(key, text)
+        case .status, .webViewers:
             switch text.trimmingSpaces.lowercased() {
             case "1", "true", "yes", "on": return .success(.flag(true))
             case "0", "false", "no", "off": return .success(.flag(false))
@@ -162,6 +177,28 @@ public struct SettingsReader: Sendable {
     }
 
     // MARK: shared checks
+
+    /// `osc`/`web` (`[ADDR:]PORT`), `oscAllow` (networks), `webPin` (4…32 characters).
+    func remote(_ key: PlaySettingKey, _ text: String) -> Result<SettingValue, Message> {
+        switch key {
+        case .osc, .web:
+            switch ListenAddress.parse(text) {
+            case .success(let a): return .success(.text(a.description))
+            case .failure(let e): return .failure(Message(text: e.message))
+            }
+        case .oscAllow:
+            switch NetworkList.parse(text) {
+            case .success: return .success(.text(text.trimmingSpaces))
+            case .failure(let e): return .failure(Message(text: e.message))
+            }
+        default:
+            let pin = text.trimmingSpaces
+            guard (4...32).contains(pin.count), pin.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                return .failure(Message(text: "must be 4…32 characters without spaces"))
+            }
+            return .success(.text(pin))
+        }
+    }
 
     func integer(_ key: PlaySettingKey, _ n: Double, written: String) -> Result<SettingValue, Message> {
         guard let range = key.range else { return .failure(Message(text: "is not a number setting")) }

@@ -73,7 +73,7 @@ enum InstallServiceCommand {
         let sources = InstallPlan.Sources(
             racks: list(source, "racks", extensions: ["json", "md"]),
             soundfonts: list(source, "soundfonts", extensions: ["sf2", "sf3", "md"]),
-            unitText: unitText)
+            unitText: unitText, web: list(source, "web", extensions: ["html", "css", "js", "png", "svg"]))
         let steps = InstallPlan.make(o, sources)
 
         if a.flags.contains("--dry-run") {

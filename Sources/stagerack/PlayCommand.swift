@@ -16,6 +16,7 @@ enum PlayCommand {
                               [--duration SECONDS] [--status] [--watch] [--meters]
                               [--device-wait SECONDS|forever] [--config FILE | --no-config]
                               [--record DIR] [--record-format wav|flac]
+                              [--osc [ADDR:]PORT] [--web [ADDR:]PORT]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
@@ -153,6 +154,7 @@ final class LiveSession {
                 options: .init(patterns: rack.midi.connect, monitor: true), mapper: MIDIMapper(plan: plan, presetsByDefault: true),
                 events: player.events, clock: blockTimedMIDI ? nil : player.clock)
             input.router.onAction = { [weak switcher] in switcher?.wakeUp() }  // program changes wake the control thread
+            if wantsRemote { input.router.reportParameterChanges() }  // knobs' changes into the remote's state
             try input.start()
             midi = input
             Log.info("MIDI: \(input.inputName) listening\(rack.midi.connect.isEmpty ? " (every hardware port)" : " (\(rack.midi.connect.joined(separator: ", ")))")")
@@ -162,18 +164,26 @@ final class LiveSession {
         let midiInput = midi
         ALSAMessages.route()  // the sequencer silenced alsa-lib's messages: keep them in the log
         let recalled = SnapshotName()
-        switcher.onChange = { newPlan, _ in
+        // The remote (PlayRemote.swift): one parameter state on the control thread.
+        let remote = wantsRemote ? makeRemoteHub(plan: plan, player: player, switcher: switcher, midi: midiInput) : nil
+        var remoteFeed = RemoteMeterFeed()
+        switcher.onChange = { [weak switcher] newPlan, _ in
             recalled.set(nil)
             midiInput?.replaceMapper(MIDIMapper(plan: newPlan, presetsByDefault: true), events: player.events)
+            remote?.planChanged(newPlan, song: switcher?.currentIndex ?? 0)
         }
         switcher.onRecall = { plan, snapshot in
             recalled.set(snapshot.name)
+            remote?.recalled(plan, snapshot: snapshot)
             for v in snapshot.values {
                 if let a = plan.address(of: v.target) { midiInput?.noteParameterMoved(a, to: v.value) }
             }
         }
+        // The servers start before the control thread, so its hooks are set when it runs.
+        let (remoteStops, webServer) = remote.map { startRemoteServers($0) } ?? ([], nil)
         switcher.start(midiActions: midiInput?.actions)
         defer {
+            for stop in remoteStops { stop() }
             midiInput?.stop()
             switcher.stop()  // its last act: the last retired racks released
         }
@@ -213,7 +223,7 @@ final class LiveSession {
             }
             var stopping = false
             while outcome.get() == nil {
-                switch Signals.wait(milliseconds: 100) {
+                switch Signals.wait(milliseconds: webServer == nil ? 100 : 50) {  // the page's meters: 20 a second
                 case SIGINT, SIGTERM:
                     if !stopping {
                         Log.info("stopping")
@@ -233,7 +243,10 @@ final class LiveSession {
                 }
                 if let midiInput {
                     for line in midiInput.takeLog() { Log.info("MIDI: \(line)") }
-                    while let record = midiInput.monitor?.pop() { status.lastMIDI = record.message.description }
+                    while let record = midiInput.monitor?.pop() {
+                        status.lastMIDI = record.message.description
+                        if remote != nil, record.isFirst { remoteFeed.noteMIDI(record.message.description) }
+                    }
                 }
                 if let watcher, watcher.changed().contains(setlist.entries[switcher.currentIndex].rack) {
                     Log.info("\(setlist.entries[switcher.currentIndex].rack) changed on disk: reloading")
@@ -253,7 +266,12 @@ final class LiveSession {
                 }
                 status.snapshot = recalled.get()
                 watchRecording(recorder, songIndex: switcher.currentIndex, state: &recording)
-                status.update(live.status(), hasCapture: capture != nil)
+                let reading = live.status()
+                if let remote {
+                    remoteFeed.publish(reading, hasCapture: capture != nil, gainReduction: switcher.unitMeters, to: remote)
+                    webServer?.wake()  // main → web: new meters
+                }
+                status.update(reading, hasCapture: capture != nil)
             }
             thread.join()
             status.finish()

@@ -19,7 +19,7 @@ struct ServiceSetup {
 
 extension PlayCommand {
     /// Options of the service layer, added to `play`'s own.
-    static let serviceValueOptions = ["--config", "--device-wait", "--record", "--record-format"]
+    static let serviceValueOptions = ["--config", "--device-wait", "--record", "--record-format", "--osc", "--web"]
     static let serviceFlagOptions = ["--meters", "--no-config"]
 
     static let serviceHelp = """
@@ -30,6 +30,11 @@ extension PlayCommand {
           --config FILE       read settings from FILE only (default: /etc/stagerack/stagerack.json,
                               then ~/.config/stagerack/stagerack.json)
           --no-config         read no config file
+          --osc [ADDR:]PORT   OSC control on UDP PORT (localhost unless ADDR is given; no
+                              authentication: a trusted network only; config: osc, oscAllow)
+          --web [ADDR:]PORT   the web page (HTTP and WebSocket) on PORT (localhost unless ADDR
+                              is given, 0.0.0.0 for a phone on the network); writing needs
+                              the PIN (config: web, webPin, webViewers, webClients)
 
         Settings: built-in defaults < the rack's "io" section < config files < STAGERACK_*
         environment variables < flags. RACK may be left out when the config or $STAGERACK_RACK

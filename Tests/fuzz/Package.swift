@@ -11,12 +11,16 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth"),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile"),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate"),
+        .systemLibrary(name: "CLiblo", pkgConfig: "liblo"),
         .target(name: "CStageShim", linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "StageCore"),
         .target(name: "CFuzzDriver"),
         .target(name: "StageUnits", dependencies: ["StageCore"]),
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
         .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
+        .target(name: "StageService", dependencies: ["StageCore"]),
+        .target(name: "StageRemote", dependencies: ["StageCore", "StageDrivers"]),
+        .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
 
         // (a) the JSON5 reader, rack and setlist validation, the graph and the MIDI mappings.
         .executableTarget(name: "fuzz-rack", dependencies: ["CFuzzDriver", "StageCore", "StageUnits", "StageSynth"]),
@@ -26,6 +30,8 @@ let package = Package(
         .executableTarget(name: "fuzz-midi-bytes", dependencies: ["CFuzzDriver", "StageCore", "StageUnits"]),
         // (d) audio-file input through libsndfile (and the resampler).
         .executableTarget(name: "fuzz-audio-file", dependencies: ["CFuzzDriver", "StageCore", "StageDrivers"]),
+        // (e) the remote: OSC datagrams through liblo and the address space, the page's JSON.
+        .executableTarget(name: "fuzz-remote", dependencies: ["CFuzzDriver", "StageCore", "StageUnits", "StageOSC", "StageRemote"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -6,6 +6,7 @@
 #   midi-file   the Standard MIDI File reader
 #   midi-bytes  the MIDI byte parser, its messages through a rack's mappings
 #   audio-file  audio-file input (libsndfile, then the resampler)
+#   remote      OSC datagrams (liblo, the address space) and the web page's JSON requests
 # (lld links them: gold trips over the sanitizer runtime's debug info.)
 # Each runs for FUZZ_SECONDS (default 20) from a seed corpus: the fixtures
 # (Tests/Fixtures: racks, setlists, Tests/Fixtures/fuzz/seeds/TARGET) and every saved
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/../.."
 root=$PWD
 seconds=${FUZZ_SECONDS:-20}
 timeout=${FUZZ_TIMEOUT:-5}
-all=(rack midi-file midi-bytes audio-file)
+all=(rack midi-file midi-bytes audio-file remote)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 # Targets whose known crashes are fixed on another branch: their findings are reported but

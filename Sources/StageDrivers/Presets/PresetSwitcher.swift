@@ -67,6 +67,10 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// Called after a snapshot recall (MIDI layer: knobs wait for pickup, feedback goes out).
     /// Thread: the switcher's thread.
     public var onRecall: (@Sendable (RenderPlan, SnapshotDescription) -> Void)?
+    /// Called on every turn of the control thread, before its requests (the remote's
+    /// parameter state takes its commands and MIDI's changes). Set before `start`.
+    /// Thread: the switcher's thread.
+    public var onTick: (@Sendable () -> Void)?
     let registry: UnitRegistry
     let options: GraphCompiler.Options
     let log: @Sendable (String) -> Void
@@ -113,6 +117,7 @@ public final class PresetSwitcher: @unchecked Sendable {
         let t = Thread { [self] in
             while running.load(ordering: .acquiring) {
                 _ = wake.wait(timeout: .now() + .milliseconds(20))
+                onTick?()
                 if let r = nextRequest(midiActions: midiActions) { perform(r, at: EngineEvent.now) }
                 player.collectRetired()
             }

@@ -1,0 +1,61 @@
+#include <libwebsockets.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Helpers for what Swift cannot write directly: LWS_PRE (a macro), the creation info with
+ * its protocol list, header reads bounded by the buffer, the close reason. */
+
+static inline size_t stage_lws_pre(void) { return LWS_PRE; }
+
+/* One context with one vhost and one protocol: HTTP and WebSocket both reach `callback`.
+ * `address`: a numeric address to bind, or NULL for every interface. `protocols_out` holds
+ * the list to free after lws_context_destroy. */
+static inline struct lws_context *stage_lws_create(const char *address, int port, int ipv6,
+                                                  lws_callback_function *callback, void *user,
+                                                  size_t session_size, size_t rx_buffer,
+                                                  void **protocols_out) {
+    struct lws_protocols *protocols = calloc(2, sizeof *protocols);
+    if (!protocols) return NULL;
+    protocols[0].name = "stagerack";
+    protocols[0].callback = callback;
+    protocols[0].per_session_data_size = session_size;
+    protocols[0].rx_buffer_size = rx_buffer;
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = port;
+    info.iface = address;
+    info.protocols = protocols;
+    info.user = user;
+    info.gid = -1;
+    info.uid = -1;
+    info.timeout_secs = 10;
+    info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | (ipv6 ? 0 : LWS_SERVER_OPTION_DISABLE_IPV6);
+    struct lws_context *context = lws_create_context(&info);
+    if (!context) {
+        free(protocols);
+        return NULL;
+    }
+    *protocols_out = protocols;
+    return context;
+}
+
+/* A request header into dest (NUL-terminated); -1 when absent or longer than dest. */
+static inline int stage_lws_header(struct lws *wsi, enum lws_token_indexes h, char *dest, int len) {
+    int total = lws_hdr_total_length(wsi, h);
+    if (total <= 0 || total >= len) return -1;
+    return lws_hdr_copy(wsi, dest, len, h);
+}
+
+static inline int stage_lws_is_get(struct lws *wsi) { return lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0; }
+
+/* Writes `len` bytes of text that start LWS_PRE bytes into `buffer`. */
+static inline int stage_lws_write_text(struct lws *wsi, unsigned char *buffer, size_t len) {
+    return lws_write(wsi, buffer + LWS_PRE, len, LWS_WRITE_TEXT);
+}
+
+static inline void stage_lws_close_policy(struct lws *wsi, const char *why) {
+    lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char *)why, strlen(why));
+}
+
+/* Ends an HTTP transaction: -1 closes the connection, 0 keeps it for the next request. */
+static inline int stage_lws_http_done(struct lws *wsi) { return lws_http_transaction_completed(wsi) ? -1 : 0; }

@@ -1,0 +1,251 @@
+import Dispatch
+import Foundation
+import StageCore
+import StageRemote
+import StageService
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `play --osc`: the OSC address space (`OSCAddressSpace`) on a UDP socket, served by a
+/// thread of its own (`stagerack-osc`), never the render thread. Each datagram is checked
+/// before it is decoded: a source outside `allow` is dropped without a reply; a packet over
+/// `maxPacket` bytes, a malformed message, an unknown address or a bad argument gets an
+/// `/stagerack/error s` reply and changes nothing. Commands go to the control thread through
+/// `RemoteHub.fromOSC` (this thread is its one producer); subscribers get the state's
+/// changes, read from `RemoteHub.view()` at every turn (at most 50 ms apart).
+///
+/// OSC has no authentication: it listens on localhost unless given an address, and
+/// belongs on a trusted network (racks/README.md § Remote control).
+///
+/// Thread: `start`/`stop` on main; everything else on the OSC thread.
+public final class OSCServer: @unchecked Sendable {
+    public static let maxPacket = 4096
+    public static let maxSubscribers = 8
+    /// Datagrams taken per turn at most (the rest wait in the socket: bounded work).
+    public static let maxPerTurn = 256
+
+    public let address: ListenAddress
+    let allow: NetworkList?
+    let hub: RemoteHub
+    let log: @Sendable (String) -> Void
+    let fd: Int32
+    let running = Atomic<Bool>(false)
+    let exited = DispatchSemaphore(value: 0)
+    var thread: Thread?
+
+    // Counters (any thread).
+    public let packetsReceived = Atomic<Int>(0)
+    public let packetsRefused = Atomic<Int>(0)
+    public let errorsReplied = Atomic<Int>(0)
+
+    // OSC thread state.
+    var subscribers: [Peer] = []
+    var lastView: RemoteView?
+    var buffer = [UInt8](repeating: 0, count: OSCServer.maxPacket + 1)
+
+    /// A client's address, as the socket gave it.
+    struct Peer: Equatable {
+        var storage: sockaddr_storage
+        var length: socklen_t
+        var bytes: [UInt8]
+        var port: UInt16
+
+        static func == (a: Peer, b: Peer) -> Bool { a.bytes == b.bytes && a.port == b.port }
+
+        var description: String { bytes.count == 4 ? bytes.map(String.init).joined(separator: ".") + ":\(port)" : "[IPv6]:\(port)" }
+    }
+
+    /// Opens and binds the socket. Thread: main.
+    public init(address: ListenAddress, allow: NetworkList?, hub: RemoteHub, log: @escaping @Sendable (String) -> Void) throws(RemoteError) {
+        self.address = address
+        self.allow = allow
+        self.hub = hub
+        self.log = log
+        let family = address.isIPv6 ? AF_INET6 : AF_INET
+        fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw RemoteError("OSC: cannot open a UDP socket (\(String(cString: strerror(errno))))") }
+        guard var (storage, length) = Self.socketAddress(address) else {
+            close(fd)
+            throw RemoteError("OSC: \(address.host) is not an address")
+        }
+        if address.isIPv6 {
+            var off: Int32 = 0
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size))
+        }
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0 else {
+            let why = String(cString: strerror(errno))
+            close(fd)
+            throw RemoteError("OSC: cannot listen on udp \(address) (\(why))")
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Starts the OSC thread. Thread: main, once.
+    public func start() {
+        running.store(true, ordering: .releasing)
+        let t = Thread { [self] in
+            nameThisThreadForTheKernel("stagerack-osc")
+            while running.load(ordering: .acquiring) { turn() }
+            exited.signal()
+        }
+        t.name = "stagerack-osc"
+        thread = t
+        t.start()
+    }
+
+    /// Stops the OSC thread and waits for it (50 ms at most). Thread: main.
+    public func stop() {
+        guard thread != nil, running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        exited.wait()
+        thread = nil
+    }
+
+    /// Waits up to 50 ms for datagrams, handles those waiting (bounded), then sends the
+    /// state's changes to the subscribers. Thread: OSC.
+    func turn() {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        if poll(&p, 1, 50) > 0 {
+            for _ in 0..<Self.maxPerTurn {
+                guard receiveOne() else { break }
+            }
+        }
+        sendChanges()
+    }
+
+    /// One datagram, if one is waiting. Thread: OSC.
+    func receiveOne() -> Bool {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let n = buffer.withUnsafeMutableBytes { b in
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(fd, b.baseAddress, b.count, Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC), $0, &length)
+                }
+            }
+        }
+        guard n >= 0 else { return false }
+        packetsReceived.add(1, ordering: .relaxed)
+        guard let peer = Self.peer(storage, length) else { return true }
+        if let allow, !allow.contains(peer.bytes) {
+            packetsRefused.add(1, ordering: .relaxed)  // strangers get no answer
+            return true
+        }
+        guard n <= Self.maxPacket else {
+            reply(RemoteError("message of \(n) bytes: the most taken is \(Self.maxPacket)"), to: peer)
+            return true
+        }
+        let decoded = buffer.withUnsafeMutableBytes { OSCPacket.decode(UnsafeMutableRawBufferPointer(rebasing: $0[0..<n])) }
+        switch decoded {
+        case .failure(let e): reply(RemoteError(e.message), to: peer)
+        case .success(let packet): handle(packet, from: peer)
+        }
+        return true
+    }
+
+    /// Carries out one message from `peer`. Thread: OSC.
+    func handle(_ packet: OSCPacket, from peer: Peer) {
+        let view = hub.view()
+        switch OSCAddressSpace.request(packet, view: view) {
+        case .failure(let e): reply(e, to: peer)
+        case .success(.command(let c)):
+            guard hub.fromOSC.push(c) else { return reply(RemoteError("busy: too many commands waiting; this one is dropped"), to: peer) }
+            hub.wakeControl()
+        case .success(.subscribe(let port)):
+            var p = peer
+            if let port { p.setPort(UInt16(port)) }
+            subscribers.removeAll { $0 == p }
+            if subscribers.count >= Self.maxSubscribers { subscribers.removeFirst() }
+            subscribers.append(p)
+            if lastView == nil { lastView = view }
+            for m in OSCAddressSpace.state(view) { send(m, to: p) }
+        case .success(.unsubscribe):
+            subscribers.removeAll { $0.bytes == peer.bytes }
+        case .success(.state):
+            for m in OSCAddressSpace.state(view) { send(m, to: peer) }
+        }
+    }
+
+    /// Sends the changes since the last turn to every subscriber. Thread: OSC.
+    func sendChanges() {
+        guard !subscribers.isEmpty else {
+            lastView = nil
+            return
+        }
+        let view = hub.view()
+        guard let last = lastView, last.serial != view.serial else {
+            if lastView == nil { lastView = view }
+            return
+        }
+        let packets = OSCAddressSpace.changes(from: last, to: view)
+        lastView = view
+        for p in packets { for s in subscribers { send(p, to: s) } }
+    }
+
+    func reply(_ e: RemoteError, to peer: Peer) {
+        errorsReplied.add(1, ordering: .relaxed)
+        send(OSCAddressSpace.error(e), to: peer)
+    }
+
+    func send(_ packet: OSCPacket, to peer: Peer) {
+        let bytes = packet.encoded()
+        var storage = peer.storage
+        _ = bytes.withUnsafeBytes { b in
+            withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, b.baseAddress, b.count, Int32(MSG_DONTWAIT), $0, peer.length) }
+            }
+        }
+    }
+
+    // MARK: - socket addresses
+
+    static func socketAddress(_ a: ListenAddress) -> (sockaddr_storage, socklen_t)? {
+        var storage = sockaddr_storage()
+        if a.isIPv6 {
+            var s6 = sockaddr_in6()
+            s6.sin6_family = sa_family_t(AF_INET6)
+            s6.sin6_port = UInt16(a.port).bigEndian
+            guard inet_pton(AF_INET6, a.host, &s6.sin6_addr) == 1 else { return nil }
+            withUnsafeMutableBytes(of: &storage) { d in withUnsafeBytes(of: s6) { d.copyMemory(from: $0) } }
+            return (storage, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
+        var s4 = sockaddr_in()
+        s4.sin_family = sa_family_t(AF_INET)
+        s4.sin_port = UInt16(a.port).bigEndian
+        guard inet_pton(AF_INET, a.host, &s4.sin_addr) == 1 else { return nil }
+        withUnsafeMutableBytes(of: &storage) { d in withUnsafeBytes(of: s4) { d.copyMemory(from: $0) } }
+        return (storage, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+
+    static func peer(_ storage: sockaddr_storage, _ length: socklen_t) -> Peer? {
+        var s = storage
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            let s4 = withUnsafeBytes(of: &s) { $0.load(as: sockaddr_in.self) }
+            let bytes = withUnsafeBytes(of: s4.sin_addr) { Array($0) }
+            return Peer(storage: storage, length: length, bytes: bytes, port: UInt16(bigEndian: s4.sin_port))
+        case AF_INET6:
+            let s6 = withUnsafeBytes(of: &s) { $0.load(as: sockaddr_in6.self) }
+            let bytes = withUnsafeBytes(of: s6.sin6_addr) { Array($0) }
+            return Peer(storage: storage, length: length, bytes: bytes, port: UInt16(bigEndian: s6.sin6_port))
+        default:
+            return nil
+        }
+    }
+}
+
+extension OSCServer.Peer {
+    mutating func setPort(_ p: UInt16) {
+        port = p
+        withUnsafeMutableBytes(of: &storage) { raw in
+            // sin_port and sin6_port sit at the same offset (2) after the family.
+            raw.storeBytes(of: p.bigEndian, toByteOffset: 2, as: UInt16.self)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import StageCore
+
+/// One thing a remote client (OSC, the web page) asks of the control thread, already
+/// resolved against the `RemoteView` the client's server read: plain and fixed size, sent
+/// through an `SPSCQueue` (producer: the server's thread; consumer: the control thread).
+/// Unit and parameter indices (and snapshot indices) belong to the plan `generation`;
+/// the control thread refuses a command made for a rack that no longer plays.
+/// Thread: any (a value).
+@frozen
+public struct RemoteCommand: Sendable, BitwiseCopyable, Equatable {
+    public enum Kind: UInt8, Sendable, BitwiseCopyable {
+        /// Set `unit.parameter` to `value` (in the parameter's units); `parameter`
+        /// `ParameterAddress.bypassIndex` is the unit's bypass (0…1).
+        case parameter
+        /// Switch to song `index` (0-based) of the setlist.
+        case song
+        case next
+        case previous
+        /// Recall snapshot `index` of the current rack.
+        case snapshot
+        /// Silence everything now (every unit reset: notes, tails).
+        case panic
+    }
+
+    public var kind: Kind
+    public var generation: UInt32
+    public var unit: Int32
+    public var parameter: Int32
+    public var value: Float
+    public var index: Int32
+
+    public init(kind: Kind, generation: UInt32 = 0, unit: Int = 0, parameter: Int = 0, value: Float = 0, index: Int = 0) {
+        self.kind = kind
+        self.generation = generation
+        self.unit = Int32(truncatingIfNeeded: unit)
+        self.parameter = Int32(truncatingIfNeeded: parameter)
+        self.value = value
+        self.index = Int32(truncatingIfNeeded: index)
+    }
+
+    public static func set(_ address: ParameterAddress, _ value: Float, generation: UInt32) -> RemoteCommand {
+        RemoteCommand(kind: .parameter, generation: generation, unit: address.unit, parameter: address.parameter, value: value)
+    }
+
+    public var address: ParameterAddress { ParameterAddress(unit: Int(unit), parameter: Int(parameter)) }
+}
+
+/// What the servers show: the parameter state and where the show is (song, snapshot).
+/// Published by the control thread after every change; read by the server threads.
+/// Thread: any (a value).
+public struct RemoteView: Sendable {
+    public var state: ParameterState
+    public var rackName: String
+    /// The setlist's song names, and the one playing (0-based).
+    public var songs: [String]
+    public var song: Int
+    /// The current rack's snapshot names, and the one recalled last (nil after a switch).
+    public var snapshots: [String]
+    public var snapshot: String?
+    /// Counts the publications: a server that saw this serial has seen everything.
+    public var serial = 0
+
+    public init(plan: RenderPlan, songs: [String], song: Int, canBypass: (String) -> Bool) {
+        state = ParameterState(plan: plan, canBypass: canBypass)
+        rackName = plan.rack.name
+        self.songs = songs
+        self.song = song
+        snapshots = plan.rack.snapshots.map(\.name)
+    }
+
+    /// Resolves `unit`/`parameter` names to a command, or says what is wrong.
+    public func command(unit: String, parameter: String, value: Float) -> Result<RemoteCommand, RemoteError> {
+        guard let address = state.address(unit: unit, parameter: parameter) else {
+            if !state.units.contains(where: { $0.id == unit }) {
+                return .failure(RemoteError("no unit \"\(unit)\" in this rack (units: \(state.units.map(\.id).joined(separator: ", ")))"))
+            }
+            return .failure(RemoteError("unit \"\(unit)\" has no parameter \"\(parameter)\""))
+        }
+        guard value.isFinite else { return .failure(RemoteError("\(unit).\(parameter): the value must be a number")) }
+        return .success(.set(address, value, generation: state.generation))
+    }
+
+    /// A snapshot by name, or what is wrong.
+    public func snapshotCommand(_ name: String) -> Result<RemoteCommand, RemoteError> {
+        guard let i = snapshots.firstIndex(of: name) else {
+            return .failure(RemoteError("no snapshot \"\(name)\" in this rack\(snapshots.isEmpty ? "" : " (snapshots: \(snapshots.joined(separator: ", ")))")"))
+        }
+        return .success(RemoteCommand(kind: .snapshot, generation: state.generation, index: i))
+    }
+
+    /// A song by 0-based index, or what is wrong.
+    public func songCommand(_ index: Int) -> Result<RemoteCommand, RemoteError> {
+        guard songs.indices.contains(index) else { return .failure(RemoteError("no song \(index) (0…\(songs.count - 1))")) }
+        return .success(RemoteCommand(kind: .song, index: index))
+    }
+}
+
+/// The meters the servers show, published by the main thread at each of its turns
+/// (from `LiveAudio.status()` and the MIDI monitor). Thread: any (a value).
+public struct RemoteMeters: Sendable, Equatable {
+    public struct GainReduction: Sendable, Equatable {
+        public var unit: String
+        public var dB: Float
+        public init(unit: String, dB: Float) {
+            self.unit = unit
+            self.dB = dB
+        }
+    }
+
+    /// Peaks since the last reading (linear, 0…1+); nil input: no capture.
+    public var peakIn: Float?
+    public var peakOut: Float = 0
+    /// Render time over period time (1 = 100 %), the highest since the last reading.
+    public var load: Float = 0
+    public var xruns = 0
+    public var gainReduction: [GainReduction] = []
+    /// The last MIDI messages seen, oldest first (at most `midiHistory`).
+    public var lastMIDI: [String] = []
+    public var serial = 0
+    public static let midiHistory = 8
+
+    public init() {}
+}
+
+/// A remote request that cannot be carried out: the words of the error reply.
+public struct RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,148 @@
+import StageCore
+
+/// What a page sends over its WebSocket (JSON objects with a `type`; README "Control
+/// from a phone"): log in, then commands.
+public enum WebRequest: Sendable, Equatable {
+    case login(pin: String)
+    case resume(token: String)
+    case command(RemoteCommand)
+    /// Meters on or off for this client (10–20 a second).
+    case meters(Bool)
+}
+
+/// The page's JSON both ways. Decoding checks everything (a request that is not an object
+/// with a known `type` and the right fields is an error reply); encoding writes the state,
+/// its changes and the meters. Thread: the web server's.
+public enum WebProtocol {
+    /// The request in `text`, resolved against `view`, or the error to reply.
+    public static func request(_ text: String, view: RemoteView) -> Result<WebRequest, RemoteError> {
+        let node: JSONNode
+        do {
+            node = try JSONParser.parse(text)
+        } catch {
+            return .failure(RemoteError("malformed JSON: \(error.message)"))
+        }
+        guard node.members != nil, let type = node["type"]?.value.string else {
+            return .failure(RemoteError("a message is an object with a \"type\""))
+        }
+        func string(_ key: String) -> Result<String, RemoteError> {
+            guard let s = node[key]?.value.string else { return .failure(RemoteError("\(type): \"\(key)\" must be a string")) }
+            return .success(s)
+        }
+        func number(_ key: String) -> Result<Double, RemoteError> {
+            guard let n = node[key]?.value.number, n.isFinite else { return .failure(RemoteError("\(type): \"\(key)\" must be a number")) }
+            return .success(n)
+        }
+        switch type {
+        case "login": return string("pin").map { .login(pin: $0) }
+        case "resume": return string("token").map { .resume(token: $0) }
+        case "meters":
+            guard let on = node["on"]?.value.bool else { return .failure(RemoteError("meters: \"on\" must be true or false")) }
+            return .success(.meters(on))
+        case "set":
+            return string("unit").flatMap { unit in
+                string("param").flatMap { param in
+                    number("value").flatMap { v in view.command(unit: unit, parameter: param, value: Float(v)).map { .command($0) } }
+                }
+            }
+        case "bypass":
+            guard let on = node["on"]?.value.bool else { return .failure(RemoteError("bypass: \"on\" must be true or false")) }
+            return string("unit").flatMap { unit in
+                view.command(unit: unit, parameter: "bypass", value: on ? 1 : 0).map { .command($0) }
+            }
+        case "song":
+            return number("number").flatMap { n in
+                guard n == n.rounded(), abs(n) < 1e6 else { return .failure(RemoteError("song: \"number\" must be whole")) }
+                return view.songCommand(Int(n) - 1).map { .command($0) }
+            }
+        case "next": return .success(.command(RemoteCommand(kind: .next)))
+        case "previous": return .success(.command(RemoteCommand(kind: .previous)))
+        case "panic": return .success(.command(RemoteCommand(kind: .panic)))
+        case "snapshot": return string("name").flatMap { view.snapshotCommand($0).map { .command($0) } }
+        default: return .failure(RemoteError("unknown type \"\(type)\""))
+        }
+    }
+
+    // MARK: - out
+
+    /// The whole state: rack, songs, snapshots, every unit with its parameters.
+    public static func state(_ v: RemoteView) -> String {
+        var units: [String] = []
+        for u in v.state.units {
+            let params = u.parameters.map { p in
+                let s = p.spec
+                var fields = [
+                    "\"id\":\(quote(s.id))", "\"name\":\(quote(s.name))", "\"unit\":\(quote(s.unit.rawValue))",
+                    "\"min\":\(number(s.range.lowerBound))", "\"max\":\(number(s.range.upperBound))",
+                    "\"value\":\(number(p.value))", "\"text\":\(quote(s.format(p.value)))",
+                ]
+                if !s.choices.isEmpty { fields.append("\"choices\":[\(s.choices.map(quote).joined(separator: ","))]") }
+                return "{\(fields.joined(separator: ","))}"
+            }
+            units.append(
+                "{\"id\":\(quote(u.id)),\"type\":\(quote(u.type)),\"canBypass\":\(u.canBypass),\"bypass\":\(u.bypass >= 0.5),\"params\":[\(params.joined(separator: ","))]}")
+        }
+        return "{\"type\":\"state\",\"rack\":\(quote(v.rackName)),\"song\":\(v.song + 1),\"songs\":[\(v.songs.map(quote).joined(separator: ","))],"
+            + "\"snapshot\":\(v.snapshot.map(quote) ?? "null"),\"snapshots\":[\(v.snapshots.map(quote).joined(separator: ","))],"
+            + "\"units\":[\(units.joined(separator: ","))]}"
+    }
+
+    /// What changed from `old` to `new`: the whole state when the rack or song changed,
+    /// else one `change` message per value (and the snapshot).
+    public static func changes(from old: RemoteView, to new: RemoteView) -> [String] {
+        guard old.state.generation == new.state.generation, old.song == new.song else { return [state(new)] }
+        var out: [String] = []
+        if new.snapshot != old.snapshot { out.append("{\"type\":\"snapshot\",\"name\":\(new.snapshot.map(quote) ?? "null")}") }
+        for (u, unit) in new.state.units.enumerated() where u < old.state.units.count {
+            let before = old.state.units[u]
+            if unit.bypass != before.bypass {
+                out.append("{\"type\":\"bypass\",\"unit\":\(quote(unit.id)),\"on\":\(unit.bypass >= 0.5)}")
+            }
+            for (i, p) in unit.parameters.enumerated() where i < before.parameters.count && p.value != before.parameters[i].value {
+                out.append(
+                    "{\"type\":\"change\",\"unit\":\(quote(unit.id)),\"param\":\(quote(p.spec.id)),\"value\":\(number(p.value)),\"text\":\(quote(p.spec.format(p.value)))}")
+            }
+        }
+        return out
+    }
+
+    public static func meters(_ m: RemoteMeters) -> String {
+        let gr = m.gainReduction.map { "{\"unit\":\(quote($0.unit)),\"dB\":\(number($0.dB))}" }.joined(separator: ",")
+        return "{\"type\":\"meters\",\"in\":\(m.peakIn.map(number) ?? "null"),\"out\":\(number(m.peakOut)),\"load\":\(number(m.load)),"
+            + "\"xruns\":\(m.xruns),\"gr\":[\(gr)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
+    }
+
+    public static func hello(write: Bool, viewers: Bool) -> String {
+        "{\"type\":\"hello\",\"write\":\(write),\"viewers\":\(viewers)}"
+    }
+
+    public static func session(token: String) -> String { "{\"type\":\"session\",\"token\":\(quote(token)),\"write\":true}" }
+
+    public static func error(_ message: String) -> String { "{\"type\":\"error\",\"error\":\(quote(message))}" }
+
+    /// A JSON number (no NaN or infinity: null).
+    static func number(_ x: Float) -> String {
+        guard x.isFinite else { return "null" }
+        if x == x.rounded(), abs(x) < 1e9 { return String(Int(x)) }
+        return "\(x)"
+    }
+
+    /// A JSON string.
+    public static func quote(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where u.value < 0x20 || u.value == 0x2028 || u.value == 0x2029:
+                let h = String(u.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out + "\""
+    }
+}

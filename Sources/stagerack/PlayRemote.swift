@@ -1,0 +1,141 @@
+import StageCore
+import StageDrivers
+import StageOSC
+import StageRemote
+import StageService
+import StageWeb
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `play` adds for the remote (README "Control from a phone"): the hub that owns the
+/// parameter state on the control thread, and the OSC and web servers around it.
+/// Thread: main (set-up); the hub's work runs on the control thread (`onTick`).
+extension LiveSession {
+    /// True when OSC or the web page is asked for (the hub runs only then).
+    var wantsRemote: Bool { setup.service.settings.text(.osc) != nil || setup.service.settings.text(.web) != nil }
+
+    /// The hub for the rack playing, wired to the switcher (its thread runs `tick`; switches
+    /// and recalls rebuild or update the state) and to the MIDI input (notices to the
+    /// mapper; the router's parameter changes in). Thread: main, before the switcher starts.
+    func makeRemoteHub(plan: RenderPlan, player: RackPlayer, switcher: PresetSwitcher, midi: MIDIInput?) -> RemoteHub {
+        let songs = setlist.entries.indices.map { song($0).name }
+        let hub = RemoteHub(
+            plan: plan, songs: songs, song: 0, engineEvents: player.controlEvents,
+            midiChanges: midi?.router.parameterChanges,
+            canBypass: { name in Registry.standard.type(named: name).map { $0.role == .processor || $0.role == .generator } ?? false },
+            tellMIDI: { [weak midi] address, value in midi?.noteParameterMoved(address, to: value, byPreset: false) },
+            perform: { [weak switcher] r in switcher?.perform(r, at: EngineEvent.now) })
+        hub.wakeControl = { [weak switcher] in switcher?.wakeUp() }
+        switcher.onTick = { [weak hub] in hub?.tick() }
+        return hub
+    }
+
+    /// Starts the OSC server (and, later, the web server) when asked for; returns what stops
+    /// them. A server that cannot start is logged and the rack plays on. Thread: main.
+    func startRemoteServers(_ hub: RemoteHub) -> (stops: [() -> Void], web: WebServer?) {
+        var stops: [() -> Void] = []
+        var web: WebServer?
+        let s = setup.service.settings
+        if let text = s.text(.web), case .success(let address) = ListenAddress.parse(text) {
+            if let folder = Self.webFolder() {
+                let configured = s.text(.webPin)
+                let pin = configured ?? WebSecurity.randomPIN()
+                let options = WebServer.Options(
+                    address: address, pin: pin, viewers: s.flag(.webViewers) ?? true, maxClients: s.integer(.webClients) ?? 8,
+                    staticFolder: folder)
+                do {
+                    let server = try WebServer(options: options, hub: hub, log: { Log.info($0) })
+                    server.start()
+                    hub.onPublish = { [weak server] in server?.wake() }  // control → web: a change to send
+                    stops.append { server.stop() }
+                    web = server
+                    let pinText = configured == nil ? "PIN \(pin) (random: set webPin in the config to keep one)" : "PIN: the config's webPin (\(s[.webPin]?.origin.description ?? "config"))"
+                    for url in Self.urls(address) { Log.info("web: open \(url) on a phone or laptop on this network; \(pinText)") }
+                    if !(options.viewers) { Log.info("web: viewing needs the PIN too (webViewers false)") }
+                } catch {
+                    Log.error("\(error); playing without the web page")
+                }
+            } else {
+                Log.error("web: the page's files are not installed (no web/index.html next to the binary); playing without the web page")
+            }
+        }
+        if let text = s.text(.osc), case .success(let address) = ListenAddress.parse(text) {
+            let allow = s.text(.oscAllow).flatMap { try? NetworkList.parse($0).get() }
+            do {
+                let server = try OSCServer(address: address, allow: allow, hub: hub, log: { Log.info($0) })
+                server.start()
+                stops.append { server.stop() }
+                Log.info("OSC: listening on udp \(address)\(allow.map { " for \($0)" } ?? ""); addresses under /stagerack/ (racks/README.md, \"Remote control\")")
+                if !address.isLoopback && allow == nil {
+                    Log.warning("OSC has no authentication and listens on \(address): anyone on that network can control the rack (set oscAllow to your devices' network)")
+                }
+            } catch {
+                Log.error("\(error); playing without OSC")
+            }
+        }
+        return (stops, web)
+    }
+
+    /// Where the page's files are: installed (`PREFIX/share/stagerack/web`), or the
+    /// repository's `web/` next to `.build/release`, or `./web`.
+    static func webFolder() -> String? {
+        var path = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &path, path.count - 1)
+        let exe = n > 0 ? String(decoding: path[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+        let dir = exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        for candidate in [dir + "/../share/stagerack/web", dir + "/../../web", dir + "/web", "web"] {
+            if access(candidate + "/index.html", R_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
+    /// The addresses to open: the one listened on, or for every interface the machine's
+    /// IPv4 addresses, and `HOSTNAME.local` when avahi runs (as on Raspberry Pi OS).
+    static func urls(_ a: ListenAddress) -> [String] {
+        guard a.isWildcard else { return ["http://\(a.isIPv6 ? "[\(a.host)]" : a.host):\(a.port)/"] }
+        var out: [String] = []
+        var host = [CChar](repeating: 0, count: 256)
+        if gethostname(&host, host.count - 1) == 0, access("/run/avahi-daemon/pid", F_OK) == 0 {
+            out.append("http://\(String(cString: host)).local:\(a.port)/")
+        }
+        var list: UnsafeMutablePointer<ifaddrs>?
+        if getifaddrs(&list) == 0 {
+            var p = list
+            while let e = p {
+                if let sa = e.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET) {
+                    var text = [CChar](repeating: 0, count: 64)
+                    var sin = UnsafeRawPointer(sa).load(as: sockaddr_in.self)
+                    inet_ntop(AF_INET, &sin.sin_addr, &text, socklen_t(text.count))
+                    out.append("http://\(String(cString: text)):\(a.port)/")
+                }
+                p = e.pointee.ifa_next
+            }
+            freeifaddrs(list)
+        }
+        return out.isEmpty ? ["http://127.0.0.1:\(a.port)/"] : out
+    }
+}
+
+/// The last MIDI messages and the meters for the remote, gathered by the main thread at
+/// each turn of its loop. Thread: main.
+struct RemoteMeterFeed {
+    var lastMIDI: [String] = []
+
+    mutating func noteMIDI(_ line: String) {
+        lastMIDI.append(line)
+        if lastMIDI.count > RemoteMeters.midiHistory { lastMIDI.removeFirst(lastMIDI.count - RemoteMeters.midiHistory) }
+    }
+
+    func publish(_ s: LiveAudio.Status, hasCapture: Bool, gainReduction: [UnitMeterReading], to hub: RemoteHub) {
+        var m = RemoteMeters()
+        m.peakIn = hasCapture ? s.peakIn : nil
+        m.peakOut = s.peakOut
+        m.load = s.load
+        m.xruns = s.xruns
+        m.gainReduction = gainReduction.map { RemoteMeters.GainReduction(unit: $0.unitID, dB: $0.value) }
+        m.lastMIDI = lastMIDI
+        hub.publishMeters(m)
+    }
+}

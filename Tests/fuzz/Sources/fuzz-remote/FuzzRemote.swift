@@ -1,0 +1,45 @@
+import StageCore
+import StageOSC
+import StageRemote
+import StageUnits
+
+/// The view the remote's requests are resolved against: a rack with a snapshot, two songs.
+private let view: RemoteView = {
+    let text = """
+        { "format": 2, "units": { "mic": { "type": "input" }, "vox": { "type": "gain" },
+            "verb": { "type": "reverb" }, "out": { "type": "output" } },
+          "connections": [ "mic -> vox -> verb -> out" ],
+          "snapshots": { "wet": { "params": { "verb.dryWetMix": 80 } } } }
+        """
+    let registry = UnitRegistry(StandardUnits.types)
+    let rack = try! RackReader(registry: registry).read(text: text, file: "fuzz.json")
+    let plan = try! GraphCompiler(registry: registry).compile(rack, options: GraphCompiler.Options(maxFrames: 64))
+    return RemoteView(plan: plan, songs: ["one", "two"], song: 0, canBypass: { $0 != "input" && $0 != "output" })
+}()
+
+/// libFuzzer entry: the bytes as an OSC datagram (liblo's decoder, then the address space)
+/// and as a WebSocket text message (the JSON requests); a valid command is applied to a
+/// copy of the state. Nothing may crash, hang or trap. Thread: libFuzzer's.
+func fuzzRemote(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    guard let data, size <= 65536 else { return 0 }
+    var bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let decoded = bytes.withUnsafeMutableBytes { OSCPacket.decode($0) }
+    var state = view.state
+    if case .success(let packet) = decoded {
+        _ = packet.encoded()
+        if case .success(.command(let c)) = OSCAddressSpace.request(packet, view: view) { state.set(c.address, c.value) }
+    }
+    if let text = String(validating: bytes, as: UTF8.self),
+       case .success(.command(let c)) = WebProtocol.request(text, view: view) {
+        state.set(c.address, c.value)
+    }
+    _ = OSCAddressSpace.changes(from: view, to: RemoteView(copying: view, state: state))
+    return 0
+}
+
+extension RemoteView {
+    init(copying v: RemoteView, state: ParameterState) {
+        self = v
+        self.state = state
+    }
+}
