@@ -4,6 +4,7 @@
 #include "alloc_counter.h"
 #include <stddef.h>
 #include <errno.h>
+#include <malloc.h>
 
 // The thread sanitizer has an allocator of its own that must see every allocation: under
 // it (`make tsan`) nothing is interposed and the counter reports itself unavailable.
@@ -42,8 +43,13 @@ int posix_memalign(void **out, size_t a, size_t n) {
 void alloc_counter_start(void) { count = 0; counting = 1; }
 int64_t alloc_counter_stop(void) { counting = 0; return count; }
 int alloc_counter_available(void) { return 1; }
+int64_t alloc_counter_heap_in_use(void) {
+    struct mallinfo2 m = mallinfo2();
+    return (int64_t)(m.uordblks + m.hblkhd);
+}
 #else
 void alloc_counter_start(void) {}
 int64_t alloc_counter_stop(void) { return 0; }
 int alloc_counter_available(void) { return 0; }
+int64_t alloc_counter_heap_in_use(void) { return -1; }
 #endif

@@ -75,53 +75,85 @@ public enum FluidSynthLog {
 
 /// A fixed ring of text slots written by any thread without allocating; each slot carries a
 /// sequence number (odd while being written) so the reader can tell torn or overwritten
-/// slots. Thread: any writes; one control thread at a time reads.
+/// slots (a sequence lock). The slots' text and level are atomics too, stored and loaded
+/// relaxed, eight bytes at a time: a reader racing a writer reads a torn slot and drops it by
+/// its sequence number, without a data race (the thread sanitizer reported the plain-memory
+/// version). Thread: any writes; one control thread at a time reads.
 final class LogRing: @unchecked Sendable {
     let capacity: Int
+    /// Text bytes per slot, the terminating zero included (a multiple of 8).
     let slotBytes: Int
-    let text: UnsafeMutablePointer<CChar>
-    let levels: UnsafeMutablePointer<Int32>
+    let wordsPerSlot: Int
+    let words: UnsafeMutablePointer<Atomic<UInt64>>
+    let levels: UnsafeMutablePointer<Atomic<Int32>>
     let sequence: UnsafeMutablePointer<Atomic<Int>>
     let head = Atomic<Int>(0)
     private let cursor = Mutex<Int>(0)
 
     init(capacity: Int, slotBytes: Int) {
         self.capacity = capacity
-        self.slotBytes = slotBytes
-        text = .allocate(capacity: capacity * slotBytes)
-        text.initialize(repeating: 0, count: capacity * slotBytes)
+        wordsPerSlot = max(1, slotBytes / 8)
+        self.slotBytes = wordsPerSlot * 8
+        words = .allocate(capacity: capacity * wordsPerSlot)
+        for i in 0..<capacity * wordsPerSlot { (words + i).initialize(to: Atomic(0)) }
         levels = .allocate(capacity: capacity)
-        levels.initialize(repeating: 0, count: capacity)
+        for i in 0..<capacity { (levels + i).initialize(to: Atomic(0)) }
         sequence = .allocate(capacity: capacity)
         for i in 0..<capacity { (sequence + i).initialize(to: Atomic(0)) }
     }
 
     deinit {
-        text.deallocate()
+        words.deinitialize(count: capacity * wordsPerSlot)
+        words.deallocate()
+        levels.deinitialize(count: capacity)
         levels.deallocate()
         sequence.deinitialize(count: capacity)
         sequence.deallocate()
     }
 
-    /// Copies `message` into the next slot. Thread: any (render included): no allocation,
-    /// no lock, no system call.
+    /// Copies `message` (cut to `slotBytes - 1` bytes) into the next slot. Thread: any
+    /// (render included): no allocation, no lock, no system call.
     func write(level: Int32, _ message: UnsafePointer<CChar>) {
         if level >= Int32(FLUID_DBG.rawValue) { return }
         let ticket = head.wrappingAdd(1, ordering: .relaxed).oldValue
         let slot = ticket % capacity
         sequence[slot].store(2 * ticket + 1, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
-        levels[slot] = level
-        let dst = text + slot * slotBytes
-        var i = 0
-        while i < slotBytes - 1 {
-            let c = message[i]
-            if c == 0 { break }
-            dst[i] = c
-            i += 1
+        levels[slot].store(level, ordering: .relaxed)
+        let dst = words + slot * wordsPerSlot
+        var i = 0  // bytes of the message taken
+        var ended = false
+        for w in 0..<wordsPerSlot {
+            var word: UInt64 = 0
+            for k in 0..<8 where !ended {
+                let c = UInt8(bitPattern: message[i])
+                if c == 0 || i == slotBytes - 1 {
+                    ended = true
+                } else {
+                    word |= UInt64(c) << (8 * UInt64(k))
+                    i += 1
+                }
+            }
+            dst[w].store(word, ordering: .relaxed)
+            if ended { break }
         }
-        dst[i] = 0
         sequence[slot].store(2 * ticket + 2, ordering: .releasing)
+    }
+
+    /// The text of `slot` as it reads now (maybe torn: check the sequence after).
+    private func text(of slot: Int) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(slotBytes)
+        let src = words + slot * wordsPerSlot
+        copying: for w in 0..<wordsPerSlot {
+            let word = src[w].load(ordering: .relaxed)
+            for k in 0..<8 {
+                let c = UInt8(truncatingIfNeeded: word >> (8 * UInt64(k)))
+                if c == 0 { break copying }
+                bytes.append(c)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Reads tickets `from..<to` that are still intact. Thread: control.
@@ -134,8 +166,8 @@ final class LogRing: @unchecked Sendable {
             let slot = ticket % capacity
             let expected = 2 * ticket + 2
             if sequence[slot].load(ordering: .acquiring) == expected {
-                let level = Int(levels[slot])
-                let s = String(cString: text + slot * slotBytes)
+                let level = Int(levels[slot].load(ordering: .relaxed))
+                let s = text(of: slot)
                 atomicMemoryFence(ordering: .acquiring)
                 if sequence[slot].load(ordering: .relaxed) == expected {
                     out.append(FluidSynthLog.Message(level: level, text: s))
