@@ -85,8 +85,8 @@ public final class MIDIInput: @unchecked Sendable {
 
     // Control ↔ MIDI thread.
     let stopping = Atomic<Bool>(false)
-    let log = Mutex<[String]>([])
-    let connected = Mutex<[String]>([])
+    let log = Locked<[String]>([])
+    let connected = Locked<[String]>([])
     let wakeRead: Int32
     let wakeWrite: Int32
     var thread: pthread_t?

@@ -60,7 +60,7 @@ public final class MIDIRouter: @unchecked Sendable {
     public var onAction: (@Sendable () -> Void)?
 
     // Control → MIDI thread: the next mapper (a preset switch).
-    let swap = Mutex<(MIDIMapper?, SPSCQueue<EngineEvent>?)?>(nil)
+    let swap = Locked<(MIDIMapper?, SPSCQueue<EngineEvent>?)?>(nil)
     let swapPending = Atomic<Bool>(false)
 
     /// `events`: the player's queue (nil: events are dropped, as in a bare monitor);

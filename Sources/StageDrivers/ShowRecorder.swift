@@ -66,9 +66,9 @@ public final class ShowRecorder: @unchecked Sendable {
     let written = Atomic<Int>(0)
     let failed = Atomic<Bool>(false)
     let running = Atomic<Bool>(true)
-    let problemText = Mutex<String?>(nil)
-    let fileList = Mutex<[String]>([])
-    let song = Mutex<(name: String, serial: Int)>(("", 0))
+    let problemText = Locked<String?>(nil)
+    let fileList = Locked<[String]>([])
+    let song = Locked<(name: String, serial: Int)>(("", 0))
     private var thread: pthread_t?
     /// Disk-thread state.
     private var micFile: RecordingFile?

@@ -34,8 +34,8 @@ public final class RemoteHub: @unchecked Sendable {
     let perform: @Sendable (PresetSwitcher.Request) -> Void
     let canBypass: @Sendable (String) -> Bool
 
-    let published: Mutex<RemoteView>
-    let meterBox = Mutex<RemoteMeters>(RemoteMeters())
+    let published: Locked<RemoteView>
+    let meterBox = Locked<RemoteMeters>(RemoteMeters())
     /// Wakes the control thread after a push into `fromOSC`/`fromWeb`. Set before the
     /// servers start. Thread: any.
     public var wakeControl: @Sendable () -> Void = {}
@@ -54,7 +54,7 @@ public final class RemoteHub: @unchecked Sendable {
         perform: @escaping @Sendable (PresetSwitcher.Request) -> Void
     ) {
         current = RemoteView(plan: plan, songs: songs, song: song, canBypass: canBypass)
-        published = Mutex(current)
+        published = Locked(current)
         self.engineEvents = engineEvents
         self.midiChanges = midiChanges
         self.canBypass = canBypass

@@ -1,4 +1,5 @@
 import CFluidSynth
+import StageCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -88,7 +89,7 @@ final class LogRing: @unchecked Sendable {
     let levels: UnsafeMutablePointer<Atomic<Int32>>
     let sequence: UnsafeMutablePointer<Atomic<Int>>
     let head = Atomic<Int>(0)
-    private let cursor = Mutex<Int>(0)
+    private let cursor = Locked<Int>(0)
 
     init(capacity: Int, slotBytes: Int) {
         self.capacity = capacity

@@ -199,7 +199,7 @@ public final class SoundFontLibrary: @unchecked Sendable {
         var fileLoads = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

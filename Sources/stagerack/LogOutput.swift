@@ -1,4 +1,5 @@
 import CStageShim
+import StageCore
 import StageService
 import Synchronization
 
@@ -17,7 +18,7 @@ enum LogOutput {
         /// The meter lines on screen just above the cursor (empty: none).
         var meterLines: [String] = []
     }
-    static let state = Mutex(State())
+    static let state = Locked(State())
 
     static func emit(_ level: LogLevel, _ message: String) {
         state.withLock { s in

@@ -344,7 +344,7 @@ final class OutcomeBox: @unchecked Sendable {
 
 /// The snapshot recalled last, written by the switcher's thread, read by the control loop.
 final class SnapshotName: @unchecked Sendable {
-    private let lock = Mutex<String?>(nil)
+    private let lock = Locked<String?>(nil)
     func set(_ name: String?) { lock.withLock { $0 = name } }
     func get() -> String? { lock.withLock { $0 } }
 }

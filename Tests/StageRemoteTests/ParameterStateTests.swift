@@ -29,7 +29,7 @@ final class ParameterStateTests: XCTestCase {
     }
 
     final class Recorder: Sendable {
-        let list = Mutex<[PresetSwitcher.Request]>([])
+        let list = Locked<[PresetSwitcher.Request]>([])
     }
 
     /// A hub wired as `play` wires it, with the switcher's requests recorded.

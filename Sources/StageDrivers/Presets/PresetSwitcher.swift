@@ -52,11 +52,11 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// control thread fills at each switch, the main thread reads for `--status`/`--meters`
     /// (each value is a relaxed atomic the unit stores once per block). Thread: any.
     public var unitMeters: [UnitMeterReading] { meterList.withLock { $0 } }
-    let meterList = Mutex<[UnitMeterReading]>([])
+    let meterList = Locked<[UnitMeterReading]>([])
     /// The playing rack's players and loopers (`UnitTransport`), published at each switch.
     /// Thread: any.
     public var unitTransports: [UnitTransportReading] { transportList.withLock { $0 } }
-    let transportList = Mutex<[UnitTransportReading]>([])
+    let transportList = Locked<[UnitTransportReading]>([])
     /// The plan most recently handed to the player. Thread: the switcher's thread.
     public private(set) var currentPlan: RenderPlan
     /// The mapper of `currentPlan`, for the thread that maps MIDI (offline).
@@ -75,7 +75,7 @@ public final class PresetSwitcher: @unchecked Sendable {
     let options: GraphCompiler.Options
     let log: @Sendable (String) -> Void
 
-    let pending = Mutex<Request?>(nil)
+    let pending = Locked<Request?>(nil)
     let wake = DispatchSemaphore(value: 0)
     let running = Atomic<Bool>(false)
     let exited = DispatchSemaphore(value: 0)
