@@ -38,6 +38,15 @@ import Synchronization
 /// setting avoids it (`synth.cpu-cores` 1, `OMP_NUM_THREADS` 1, `fluid_synth_process`
 /// and `fluid_synth_write_float` behave alike); only keeping both effects off does.
 ///
+/// **Idle.** With no voice sounding and both effects off, FluidSynth would only write
+/// zeros: from its next 64-frame boundary on, `render` does not call it, writes the zeros
+/// itself and flags its output silent (`RenderContext.markOutputSilent`: the units after it
+/// may sleep, SignalSilence). It still takes every event: before the first event (or grid
+/// parameter change) it catches up with one silent block read to the current phase, so its
+/// grid, and so every note's frame, is where it would have been (`SignalSilenceTests`
+/// compares block sizes). FluidSynth's own tick count then lags the frames by the skipped
+/// blocks: it only orders voices by age for stealing.
+///
 /// **Limits.** FluidSynth queues voice updates in a ring of polyphony × 64 entries drained
 /// at each 64-frame block; a flood beyond that within 1.3 ms drops updates (FluidSynth then
 /// logs a warning to `FluidSynthLog`). `tailSeconds` is a fixed 3 s (release tails of

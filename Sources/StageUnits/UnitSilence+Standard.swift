@@ -12,8 +12,9 @@ import StageCore
 // - `input` and `output` (the host's; the input's flag is the microphone's silence);
 // - `synth`: takes its MIDI every block; with no voice sounding and its effects off it does
 //   not call FluidSynth at all and flags its output silent itself (SynthUnit);
-// - `player` and `looper`: they take transport commands; stopped (or empty) they write
-//   zeros, which the engine flags silent, so the units after them sleep;
+// - `player` and `looper`: they take transport commands; a stopped player writes zeros and
+//   a stopped or empty looper its dry input, which the engine flags silent when it is, so
+//   the units after them sleep;
 // - `harmony` and `tune`: declared like `pitch`, but they receive MIDI (notes set the
 //   harmony and the target scale), so the engine keeps them running to take their notes;
 // - `lv2`: LV2 has no way for a plugin to say it is silent-in/silent-out, and its reset
