@@ -14,12 +14,19 @@
 # 3. The frozen default rack (Benchmarks/default-rack-baseline.json), instructions: its
 #    octave double removed, muted (as frozen, -96 dB) and up (0 dB); and the whole rack
 #    against the peer pipeline (fluidsynth CLI + sox delay/reverb chain + `sox -m`).
+# 4. Silence (SignalSilence): the same rack idle (a silent voice, a song with no note) and
+#    with long rests (sung and played 10 s of every 30 s) against the peer pipeline on the
+#    same material; the synth's share of the playing rack (FluidSynth's inclusive count)
+#    against a C program on libfluidsynth (Benchmarks/synth/synth_c.c) on the same song.
+#   PARTS="3 4" runs only those parts (default: all).
 # valgrind 3.19 rejects the release binary's debug info: callgrind counts a copy made with
 # `objcopy --strip-debug` (PEERS.md). Everything goes to .build/bench-render (and $TMPDIR).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 S=${1:-60}
 LONG_SECONDS=${LONG_SECONDS:-3600}
+PARTS=${PARTS:-1 2 3 4}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 OUT=.build/bench-render
 FONT=/usr/share/sounds/sf2/TimGM6mb.sf2
 mkdir -p "$OUT"
@@ -68,6 +75,7 @@ rss() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 M() { awk -v a="$1" 'BEGIN { printf "%.1f M", a / 1e6 }'; }
 
+if part 1; then
 echo "== 1. file I/O floor (instructions, ${S} s, start-up included)" >&2
 ours=$(instr "$SR" render "$OUT/io.json" --input "$OUT/voice.wav" --duration "$S" --output "$OUT/io.w64")
 ours_wav=$(instr "$SR" render "$OUT/io.json" --input "$OUT/voice.wav" --duration "$S" --output "$OUT/io.wav")
@@ -79,6 +87,9 @@ echo "sox in -e floating-point -b 32 out channels 2   $(M "$sox_f")"
 echo "sox in out (plain copy, mono float)             $(M "$sox_copy")"
 echo "ratio: render .w64 / sox stereo float = $(ratio "$ours" "$sox_f") (goal <= 1.0); .wav / sox = $(ratio "$ours_wav" "$sox_f")"
 
+fi
+
+if part 2; then
 echo "== 2. peak memory (RSS)" >&2
 sox -n -r 48000 -c 1 -b 32 -e floating-point "$OUT/short.wav" synth 10 sine 440 vol 0.5
 short=$(rss "$SR" render "$OUT/io.json" --input "$OUT/short.wav" --output "$OUT/short.w64")
@@ -99,10 +110,14 @@ echo "synth rack, TimGM6mb                     $synth_rss MB"
 echo "fluidsynth CLI, same font and song       $fs_rss MB"
 echo "ratio: synth rack / fluidsynth = $(ratio "$synth_rss" "$fs_rss") (goal <= 2)"
 
+fi
+
+run_rack() { instr "$SR" render "$1" --input "${2:-$OUT/voice.wav}" --midi "${3:-$OUT/song.mid}" --duration "$S" --output "$OUT/rack.w64"; }
+if part 3 || part 4; then
 echo "== 3. the frozen default rack (instructions, ${S} s voice + song)" >&2
-run_rack() { instr "$SR" render "$1" --input "$OUT/voice.wav" --midi "$OUT/song.mid" --duration "$S" --output "$OUT/rack.w64"; }
 none=$(run_rack "$OUT/baseline-nodouble.json")
 muted=$(run_rack "$BASE")
+cp "$OUT/cg.out" "$OUT/cg-playing.out"
 up=$(run_rack "$OUT/baseline-up.json")
 echo "baseline without the double        $(M "$none")"
 echo "baseline, double muted (-96 dB)    $(M "$muted")   double costs $(M $((muted - none))) ($(awk -v a=$((muted - none)) -v b="$none" 'BEGIN { printf "%.2f", 100 * a / b }') %)"
@@ -113,3 +128,35 @@ mix=$(instr sox -m "$OUT/p-voice.wav" "$OUT/p-synth.wav" "$OUT/p-mix.wav")
 peer=$((fs + chain + mix))
 echo "peers: fluidsynth $(M "$fs") + sox chain $(M "$chain") + sox -m $(M "$mix") = $(M "$peer")"
 echo "ratio: default rack (double muted) / peer pipeline = $(ratio "$muted" "$peer") (goal <= 0.6)"
+fi
+
+if part 4; then
+echo "== 4. silence: the rack idle and with long rests, against the peers" >&2
+sox -n -r 48000 -c 1 -b 32 -e floating-point "$OUT/silent.wav" trim 0 "$S"
+sox "$OUT/voice.wav" "$OUT/voice-rests.wav" trim 0 10 pad 0 20 repeat $(((S + 29) / 30 - 1)) trim 0 "$S"
+python3 Benchmarks/render/rest_song.py empty "$OUT/empty.mid" "$S" >&2
+python3 Benchmarks/render/rest_song.py rests "$OUT/rests.mid" "$S" >&2
+peers() {
+    local f c m
+    f=$(instr fluidsynth -ni -F "$OUT/p-synth.wav" -r 48000 -o synth.reverb.active=0 -o synth.chorus.active=0 "$FONT" "$2")
+    c=$(instr sox "$1" "$OUT/p-voice.wav" echos 0.8 0.7 350 0.25 reverb 20)
+    m=$(instr sox -m "$OUT/p-voice.wav" "$OUT/p-synth.wav" "$OUT/p-mix.wav")
+    echo $((f + c + m)) "$f"
+}
+idle=$(run_rack "$BASE" "$OUT/silent.wav" "$OUT/empty.mid")
+read -r idle_peer idle_fs < <(peers "$OUT/silent.wav" "$OUT/empty.mid")
+rests=$(run_rack "$BASE" "$OUT/voice-rests.wav" "$OUT/rests.mid")
+read -r rests_peer rests_fs < <(peers "$OUT/voice-rests.wav" "$OUT/rests.mid")
+echo "                       StageRack        peers (fluidsynth alone)        ratio"
+echo "playing (as part 3)    $(M "$muted")   $(M "$peer") ($(M "$fs"))   $(ratio "$muted" "$peer")"
+echo "idle (silence, no note) $(M "$idle")   $(M "$idle_peer") ($(M "$idle_fs"))   $(ratio "$idle" "$idle_peer")   idle / playing $(ratio "$idle" "$muted")"
+echo "rests (10 s of 30)     $(M "$rests")   $(M "$rests_peer") ($(M "$rests_fs"))   $(ratio "$rests" "$rests_peer")   rests / playing $(ratio "$rests" "$muted")"
+# The synth's share of the playing rack: FluidSynth's inclusive count (every call of
+# fluid_synth_write_float) against the C program on libfluidsynth, same song and font.
+fluid=$(callgrind_annotate --inclusive=yes "$OUT/cg-playing.out" 2>/dev/null | awk '/fluid_synth_write_float/ { gsub(",", "", $1); print $1; exit }')
+gcc -O2 -o "$OUT/synth_c" Benchmarks/synth/synth_c.c $(pkg-config --cflags --libs fluidsynth)
+c_prog=$(instr "$OUT/synth_c" "$FONT" "$OUT/song.mid" "$S")
+echo "synth share of the playing rack: fluid_synth_write_float $(M "${fluid:-0}") of $(M "$muted") = $(awk -v a="${fluid:-0}" -v b="$muted" 'BEGIN { printf "%.1f", 100 * a / b }') %"
+echo "C program on libfluidsynth, same song: $(M "$c_prog"); the rest of our rack: $(M $((muted - ${fluid:-0})))"
+echo "our rack / (C synth + sox chain + sox -m) = $(ratio "$muted" $((c_prog + peer - fs)))"
+fi
