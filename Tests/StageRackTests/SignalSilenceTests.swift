@@ -201,6 +201,39 @@ final class SignalSilenceTests: XCTestCase {
         XCTAssertTrue(on.engine.isSleeping(unit: delay), "asleep once the repeats are below the floor")
     }
 
+    /// The synth idle between two notes (its output flagged silent, FluidSynth not called)
+    /// keeps FluidSynth's 64-frame grid: the second note, sent at frame 48,015 through
+    /// 50-frame blocks, sounds from the grid point 48,064 as it would with no idle stretch.
+    func testTheIdleSynthKeepsItsGrid() throws {
+        let rack = """
+            { "format": 2,
+              "units": { "synth": { "type": "synth", "soundfont": "\(Self.font)", "channel": "all" },
+                         "mix": { "type": "mixer", "inputs": 1 }, "out": { "type": "output" } },
+              "connections": [ "synth -> mix -> out" ] }
+            """
+        let plan = try RackBuilding.plan(rack, maxFrames: 50)
+        let engine = RenderEngine(plan: plan)
+        let synth = try XCTUnwrap(plan.unitIndex("synth"))
+        for (frame, on) in [(4800, true), (9600, false), (48015, true), (52800, false)] {
+            let message: MIDIMessage = on ? .noteOn(channel: 0, note: 69, velocity: 100) : .noteOff(channel: 0, note: 69)
+            XCTAssertTrue(engine.events.push(.midi(message, toUnit: synth, at: Int64(frame))))
+        }
+        var left: [Float] = []
+        var silentBlocks = 0
+        for _ in 0..<(60000 / 50) {
+            engine.render(frameCount: 50)
+            left += UnsafeBufferPointer(start: plan.hostOutput[0], count: 50)
+            if engine.sampleTime > 40000 && engine.sampleTime <= 48000 && engine.isOutputSilent(unit: synth) { silentBlocks += 1 }
+        }
+        // The first note's release rings to about 0.75 s (36,000 frames).
+        XCTAssertEqual(silentBlocks, 160, "the synth was idle, its output flagged silent, between the notes")
+        XCTAssertEqual(Measure.peak(left[40000..<48064]), 0, "silence between the notes")
+        let onset = try XCTUnwrap(left[40000...].firstIndex { abs($0) > 1e-7 })
+        print("second note: sent at 48015, first sound at \(onset)")
+        XCTAssertGreaterThanOrEqual(onset, 48064)
+        XCTAssertLessThan(onset, 48064 + 64, "on FluidSynth's grid")
+    }
+
     /// Going to sleep, waking inside blocks and the synth's idle state allocate nothing.
     func testSleepingAndWakingAllocateNothing() throws {
         guard alloc_counter_available() != 0 else { throw XCTSkip("allocation counter needs glibc") }
