@@ -112,11 +112,13 @@ final class SignalSilenceTests: XCTestCase {
         let busyMIDI = Self.notes(at: stride(from: 0.0, to: 10, by: 0.25).map { $0 }, length: 0.2)
         var idle = try Self.render(rack, input: [Float](repeating: 0, count: frames), midi: [], block: block)
         var busy = try Self.render(rack, input: Self.voice(frames), midi: busyMIDI, block: block)
-        // Best of two interleaved rounds each (the machine is shared).
-        let idle2 = try Self.render(rack, input: [Float](repeating: 0, count: frames), midi: [], block: block)
-        let busy2 = try Self.render(rack, input: Self.voice(frames), midi: busyMIDI, block: block)
-        if idle2.cpuSeconds < idle.cpuSeconds { idle = idle2 }
-        if busy2.cpuSeconds < busy.cpuSeconds { busy = busy2 }
+        // Best of three interleaved rounds each (the machine is shared).
+        for _ in 0..<2 {
+            let idle2 = try Self.render(rack, input: [Float](repeating: 0, count: frames), midi: [], block: block)
+            let busy2 = try Self.render(rack, input: Self.voice(frames), midi: busyMIDI, block: block)
+            if idle2.cpuSeconds < idle.cpuSeconds { idle = idle2 }
+            if busy2.cpuSeconds < busy.cpuSeconds { busy = busy2 }
+        }
         let plan = idle.engine.plan
         let blocks = frames / block
         for id in ["delay", "verb", "mix"] {
