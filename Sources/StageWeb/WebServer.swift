@@ -268,6 +268,9 @@ public final class WebServer: @unchecked Sendable {
         case .success(.meters(let on)):
             guard c.canWrite || options.viewers else { return queue(c, WebProtocol.error("log in with the PIN first")) }
             c.meters = on
+        case .success(.save(let snapshot)):
+            guard c.canWrite else { return queue(c, WebProtocol.error("read-only: log in with the PIN to save")) }
+            guard hub.requestSave(snapshot: snapshot) else { return queue(c, WebProtocol.error("busy: a save is under way; try again")) }
         case .success(.command(let command)):
             guard c.canWrite else { return queue(c, WebProtocol.error("read-only: log in with the PIN to change anything")) }
             guard hub.fromWeb.push(command) else { return queue(c, WebProtocol.error("busy: too many commands waiting; this one is dropped")) }

@@ -19,7 +19,7 @@ extension LiveSession {
     /// The hub for the rack playing, wired to the switcher (its thread runs `tick`; switches
     /// and recalls rebuild or update the state) and to the MIDI input (notices to the
     /// mapper; the router's parameter changes in). Thread: main, before the switcher starts.
-    func makeRemoteHub(plan: RenderPlan, player: RackPlayer, switcher: PresetSwitcher, midi: MIDIInput?) -> RemoteHub {
+    func makeRemoteHub(plan: RenderPlan, player: RackPlayer, switcher: PresetSwitcher, midi: (any LiveMIDI)?) -> RemoteHub {
         let songs = setlist.entries.indices.map { song($0).name }
         let hub = RemoteHub(
             plan: plan, songs: songs, song: 0, engineEvents: player.controlEvents,
@@ -28,6 +28,11 @@ extension LiveSession {
             tellMIDI: { [weak midi] address, value in midi?.noteParameterMoved(address, to: value, byPreset: false) },
             perform: { [weak switcher] r in switcher?.perform(r, at: EngineEvent.now) })
         hub.wakeControl = { [weak switcher] in switcher?.wakeUp() }
+        if let midi {  // MIDI learn from the page: a new mapper for the MIDI thread
+            hub.attachLearning(router: midi.router, remap: { [weak midi] m in midi?.replaceMapper(m, events: player.events) })
+        }
+        let ownWrites = self.ownWrites
+        hub.saveRack = { request in LiveSession.saveFromPage(request, ownWrites: ownWrites) }  // PlaySave.swift
         switcher.onTick = { [weak hub] in hub?.tick() }
         return hub
     }

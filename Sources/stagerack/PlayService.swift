@@ -58,7 +58,7 @@ extension PlayCommand {
         let setlist: Setlist
         let rack: RackDescription
         do {
-            setlist = try RackFiles.readSetlist(rackPath)
+            setlist = SavedRacks.substitute(try RackFiles.readSetlist(rackPath))  // copies saved from the page (PlaySave.swift)
             rack = try RackFiles.read(setlist.entries[0].rack, registry: Registry.standard)
         } catch {
             var problems = error.diagnostics.map(\.description)
