@@ -47,17 +47,20 @@ extension LiveSession {
             if let folder = Self.webFolder() {
                 let configured = s.text(.webPin)
                 let pin = configured ?? WebSecurity.randomPIN()
-                let options = WebServer.Options(
+                var options = WebServer.Options(
                     address: address, pin: pin, viewers: s.flag(.webViewers) ?? true, maxClients: s.integer(.webClients) ?? 8,
                     staticFolder: folder)
+                options.ratePerSecond = Double(s.integer(.webRate) ?? 50)
+                options.maxSessions = s.integer(.webSessions) ?? 64
                 do {
+                    options.tls = try Self.tlsFiles(s.text(.webCert), s.text(.webKey))
                     let server = try WebServer(options: options, hub: hub, log: { Log.info($0) })
                     server.start()
                     hub.onPublish = { [weak server] in server?.wake() }  // control → web: a change to send
                     stops.append { server.stop() }
                     web = server
                     let pinText = configured == nil ? "PIN \(pin) (random: set webPin in the config to keep one)" : "PIN: the config's webPin (\(s[.webPin]?.origin.description ?? "config"))"
-                    for url in Self.urls(address) { Log.info("web: open \(url) on a phone or laptop on this network; \(pinText)") }
+                    for url in Self.urls(address, tls: options.tls != nil) { Log.info("web: open \(url) on a phone or laptop on this network; \(pinText)") }
                     if !(options.viewers) { Log.info("web: viewing needs the PIN too (webViewers false)") }
                 } catch {
                     Log.error("\(error); playing without the web page")
@@ -69,7 +72,8 @@ extension LiveSession {
         if let text = s.text(.osc), case .success(let address) = ListenAddress.parse(text) {
             let allow = s.text(.oscAllow).flatMap { try? NetworkList.parse($0).get() }
             do {
-                let server = try OSCServer(address: address, allow: allow, hub: hub, log: { Log.info($0) })
+                let server = try OSCServer(
+                    address: address, allow: allow, hub: hub, subscribers: s.integer(.oscSubscribers) ?? OSCServer.maxSubscribers, log: { Log.info($0) })
                 server.start()
                 stops.append { server.stop() }
                 Log.info("OSC: listening on udp \(address)\(allow.map { " for \($0)" } ?? ""); addresses under /stagerack/ (racks/README.md, \"Remote control\")")
@@ -98,6 +102,19 @@ extension LiveSession {
 
     /// The addresses to open: the one listened on, or for every interface the machine's
     /// IPv4 addresses, and `HOSTNAME.local` when avahi runs (as on Raspberry Pi OS).
+    static func urls(_ a: ListenAddress, tls: Bool = false) -> [String] {
+        urls(a).map { tls ? "https" + $0.dropFirst(4) : $0 }
+    }
+
+    /// `webCert` and `webKey`: both (TLS) or neither (plain HTTP). Thread: main.
+    static func tlsFiles(_ cert: String?, _ key: String?) throws(RemoteError) -> (cert: String, key: String)? {
+        switch (cert, key) {
+        case (nil, nil): return nil
+        case (let c?, let k?): return (c, k)
+        default: throw RemoteError("web: webCert and webKey go together (a PEM certificate and its key)")
+        }
+    }
+
     static func urls(_ a: ListenAddress) -> [String] {
         guard a.isWildcard else { return ["http://\(a.isIPv6 ? "[\(a.host)]" : a.host):\(a.port)/"] }
         var out: [String] = []
