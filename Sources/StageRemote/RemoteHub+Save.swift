@@ -18,6 +18,10 @@ public struct RackSaveRequest: Sendable {
 extension RemoteHub {
     /// Longest snapshot name the page may give.
     public static let maxSnapshotName = 64
+    /// Snapshots a rack may have for the page to add one more (a save never grows a file
+    /// without bound), and the shortest time between two saves.
+    public static let maxSnapshots = 128
+    public static let secondsBetweenSaves = 1.0
 
     /// Asks the control thread to save (`snapshot` nil: into the rack file). False when the
     /// queue is full or a save is already waiting. Thread: the web server's.
@@ -60,21 +64,32 @@ extension RemoteHub {
                 }
             }
         }
-        if let snapshot, current.snapshots.contains(snapshot) {
+        if let snapshot, current.snapshots.contains(snapshot) || addedSnapshots.contains(snapshot) {
             current.notice = "not saved: the rack has a snapshot \"\(snapshot)\" already"
             return
         }
+        if snapshot != nil, current.snapshots.count + addedSnapshots.count >= Self.maxSnapshots {
+            current.notice = "not saved: the rack has \(Self.maxSnapshots) snapshots already"
+            return
+        }
+        let now = monotonicSeconds()
+        guard now - lastSave >= Self.secondsBetweenSaves else {
+            current.notice = "not saved: one save a second at most"
+            return
+        }
+        lastSave = now
         let r = RackSaveRequest(rackFile: plan.rack.file, values: values, mappings: snapshot == nil ? learned.map(\.jsonText) : [], snapshot: snapshot)
         switch saveRack(r) {
         case .success(let path):
             if let snapshot {
-                current.notice = "saved snapshot \"\(snapshot)\" (\(values.count) values) in \(path)"
+                addedSnapshots.append(snapshot)
+                current.notice = "saved snapshot \"\(snapshot)\" (\(Self.count(values.count, "value"))) in \(path)"
             } else {
                 savedBaseline = current.state
                 learn.saved += learned
                 learn.bySong[current.song] = nil
                 refreshMappings()
-                current.notice = "saved \(values.count) values\(learned.isEmpty ? "" : " and \(learned.count) mappings") in \(path)"
+                current.notice = "saved \(Self.count(values.count, "value"))\(learned.isEmpty ? "" : " and \(Self.count(learned.count, "mapping"))") in \(path)"
             }
         case .failure(let e):
             current.notice = "not saved: \(e.message)"
@@ -85,6 +100,8 @@ extension RemoteHub {
 extension RemoteHub {
     /// A value as a rack file writes it: `true`/`false` for switches, a choice by name,
     /// whole numbers without a fraction, others in the shortest form that reads back the same.
+    static func count(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+
     static func rackText(_ v: Float, _ spec: ParameterSpec) -> String {
         if spec.unit == .boolean { return v >= 0.5 ? "true" : "false" }
         if spec.unit == .choice, spec.choices.indices.contains(Int(v.rounded())) { return WebProtocol.quote(spec.choices[Int(v.rounded())]) }

@@ -42,6 +42,9 @@ public final class RemoteHub: @unchecked Sendable {
     var savedBaseline: ParameterState
     /// The snapshot name of the save waiting (`.some(nil)`: into the rack file). Web → control.
     let saveNames = Locked<String??>(nil)
+    /// Snapshots saved from the page into the rack playing (not in its plan until reloaded).
+    var addedSnapshots: [String] = []
+    var lastSave = -Double.infinity
     /// Writes a save into the rack file (or its writable copy); the path written, or why
     /// not. Set by `play` before the control thread starts. Thread: control.
     public var saveRack: (@Sendable (RackSaveRequest) -> Result<String, RemoteError>)?
@@ -156,6 +159,7 @@ public final class RemoteHub: @unchecked Sendable {
         current.notice = notice
         self.plan = plan
         savedBaseline = current.state
+        addedSnapshots = []
         learnPlanChanged()
         publish()
     }

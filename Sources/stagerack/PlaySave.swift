@@ -21,8 +21,10 @@ extension LiveSession {
         case .success(let d): destination = d
         case .failure(let e): return .failure(e)
         }
+        // A copy made earlier in this run holds the earlier saves: edit it, not the original.
+        let source = destination != r.rackFile && access(destination, R_OK) == 0 ? destination : r.rackFile
         do {
-            let written = try RackFileEdit.apply(to: r.rackFile, writingTo: destination, willReplace: { text in
+            let written = try RackFileEdit.apply(to: source, writingTo: destination, willReplace: { text in
                 ownWrites.withLock { $0[destination] = text }
             }) { text in
                 var out = text

@@ -247,6 +247,12 @@ def test_a_read_only_rack_is_saved_to_the_state_directory():
         assert '"dryWetMix": 20' in open(os.path.join(shipped, "a.json")).read()
         index = json.load(open(os.path.join(state, "saved-racks.json")))
         assert index == {os.path.join(shipped, "a.json"): copy}, index
+        time.sleep(1.1)  # one save a second at most
+        c.send(json.dumps({"type": "set", "unit": "vox", "param": "gain", "value": -2}))
+        c.send(json.dumps({"type": "save"}))  # the second save edits the copy: both changes kept
+        receive_until(c, "mappings", where=lambda m: (m["notice"] or "").startswith("saved 1 value "))
+        text = open(copy).read()
+        assert '"dryWetMix": 33' in text and '"gain": -2' in text, text
         c.close()
     finally:
         p.stop()
