@@ -107,7 +107,7 @@ enum SavedRacks {
         var all = copies(stateDirectory: stateDirectory)
         guard all[original] != copy else { return }
         all[original] = copy
-        let body = all.keys.sorted().map { "  \(WebProtocolText.quote($0)): \(WebProtocolText.quote(all[$0]!))" }.joined(separator: ",\n")
+        let body = all.keys.sorted().map { "  \(RackTextEditor.quoted($0)): \(RackTextEditor.quoted(all[$0]!))" }.joined(separator: ",\n")
         try "{\n\(body)\n}\n".write(toFile: indexPath(stateDirectory), atomically: true, encoding: .utf8)
     }
 
@@ -125,5 +125,3 @@ enum SavedRacks {
         return out
     }
 }
-
-typealias WebProtocolText = StageRemote.WebProtocol

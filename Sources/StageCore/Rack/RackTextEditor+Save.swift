@@ -42,7 +42,7 @@ extension RackTextEditor {
     }
 
     /// A JSON string for `s` (quotes, backslashes and control characters escaped).
-    static func quoted(_ s: String) -> String {
+    public static func quoted(_ s: String) -> String {
         var out = "\""
         for u in s.unicodeScalars {
             switch u {
