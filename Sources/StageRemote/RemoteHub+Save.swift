@@ -83,13 +83,13 @@ extension RemoteHub {
         case .success(let path):
             if let snapshot {
                 addedSnapshots.append(snapshot)
-                current.notice = "saved snapshot \"\(snapshot)\" (\(Self.count(values.count, "value"))) in \(path)"
+                current.notice = "saved snapshot \"\(snapshot)\" (\(Self.count(values.count, "value"))\(Self.names(values))) in \(path)"
             } else {
                 savedBaseline = current.state
                 learn.saved += learned
                 learn.bySong[current.song] = nil
                 refreshMappings()
-                current.notice = "saved \(Self.count(values.count, "value"))\(learned.isEmpty ? "" : " and \(Self.count(learned.count, "mapping"))") in \(path)"
+                current.notice = "saved \(Self.count(values.count, "value"))\(Self.names(values))\(learned.isEmpty ? "" : " and \(Self.count(learned.count, "mapping"))") in \(path)"
             }
         case .failure(let e):
             current.notice = "not saved: \(e.message)"
@@ -101,6 +101,11 @@ extension RemoteHub {
     /// A value as a rack file writes it: `true`/`false` for switches, a choice by name,
     /// whole numbers without a fraction, others in the shortest form that reads back the same.
     static func count(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+
+    /// `: a, b, c, …` (the first three targets), or nothing.
+    static func names(_ values: [(target: String, value: String)]) -> String {
+        values.isEmpty ? "" : ": " + values.prefix(3).map(\.target).joined(separator: ", ") + (values.count > 3 ? ", …" : "")
+    }
 
     static func rackText(_ v: Float, _ spec: ParameterSpec) -> String {
         if spec.unit == .boolean { return v >= 0.5 ? "true" : "false" }

@@ -62,14 +62,17 @@ def ws():
 def receive_until(c, kind, seconds=5.0, where=None):
     """Messages until one of type `kind` for which `where(m)` holds; that one is returned."""
     end = time.time() + seconds
+    last = None
     while time.time() < end:
         try:
             m = json.loads(c.recv(timeout=max(0.05, end - time.time())))
         except TimeoutError:
             break
-        if m.get("type") == kind and (where is None or where(m)):
-            return m
-    raise AssertionError("no %s message%s" % (kind, "" if where is None else " as expected"))
+        if m.get("type") == kind:
+            last = m
+            if where is None or where(m):
+                return m
+    raise AssertionError("no %s message%s (the last: %s)" % (kind, "" if where is None else " as expected", last))
 
 
 def logged_in():
@@ -250,7 +253,7 @@ def test_a_read_only_rack_is_saved_to_the_state_directory():
         time.sleep(1.1)  # one save a second at most
         c.send(json.dumps({"type": "set", "unit": "vox", "param": "gain", "value": -2}))
         c.send(json.dumps({"type": "save"}))  # the second save edits the copy: both changes kept
-        receive_until(c, "mappings", where=lambda m: (m["notice"] or "").startswith("saved 1 value "))
+        receive_until(c, "mappings", where=lambda m: (m["notice"] or "").startswith("saved 1 value: vox.gain in"))
         text = open(copy).read()
         assert '"dryWetMix": 33' in text and '"gain": -2' in text, text
         c.close()
