@@ -30,6 +30,11 @@ public final class MIDIPipeInput: LiveMIDI, @unchecked Sendable {
         self.path = path
         fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw RemoteMIDIError(message: "cannot open \(path): \(String(cString: strerror(errno)))") }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else {
+            close(fd)
+            throw RemoteMIDIError(message: "\(path) is not a named pipe (mkfifo)")
+        }
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else {
             close(fd)
