@@ -8,6 +8,7 @@ PREFIX ?= /usr/local
 
 .PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-render clean install install-dry-run check-aarch64
 .PHONY: remote-test
+.PHONY: bench-remote
 
 all: build
 
@@ -91,6 +92,10 @@ bench: build
 # render against sox and the fluidsynth CLI, callgrind instructions and peak RSS (Benchmarks/render).
 bench-render: build
 	STAGERACK=$(BIN) Benchmarks/render/run.sh
+
+# the render path's callgrind instructions with eight WebSocket meter clients vs none (Benchmarks/remote).
+bench-remote: build
+	STAGERACK=$(BIN) Benchmarks/remote/run.sh
 
 clean:
 	rm -rf .build $(OUT)

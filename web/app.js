@@ -49,6 +49,9 @@ function receive(m) {
       send({ type: "meters", on: true });
       break;
     case "state": state = m; render(); break;
+    case "mappings":
+      if (state) { state.mappings = m.mappings; state.learning = m.learning; state.notice = m.notice; renderMappings(); }
+      break;
     case "change": showValue(m.unit, m.param, m.value, m.text); break;
     case "bypass": showBypass(m.unit, m.on); break;
     case "snapshot": if (state) { state.snapshot = m.name; renderSnapshots(); } break;
@@ -110,7 +113,45 @@ function render() {
   main.innerHTML = "";
   for (const key in controls) delete controls[key];
   for (const unit of state.units) main.appendChild(renderUnit(unit));
+  renderMappings();
 }
+
+// ------------------------------------------------------------------ MIDI learn, save
+
+// The mappings of the rack (its file's, then those learned from a page, which can be
+// removed), the control being learned (its "learn" button lit), and the last notice.
+function renderMappings() {
+  const list = $("mappings");
+  list.innerHTML = "";
+  for (const m of state.mappings || []) {
+    const li = document.createElement("li");
+    const text = document.createElement("code");
+    text.textContent = m.text;
+    li.appendChild(text);
+    if (m.learned !== null && m.learned !== undefined) {
+      const b = document.createElement("button");
+      b.textContent = "remove";
+      b.className = "unlearn";
+      b.setAttribute("aria-label", "remove " + m.text);
+      b.onclick = () => send({ type: "unlearn", index: m.learned });
+      li.appendChild(b);
+    }
+    list.appendChild(li);
+  }
+  for (const b of document.querySelectorAll("button.learn")) {
+    const on = b.dataset.key === state.learning;
+    b.className = "learn" + (on ? " on" : "");
+    b.textContent = on ? "move a knob…" : "learn";
+  }
+  $("notice").textContent = state.notice || "";
+}
+
+function learn(key) {
+  if (state.learning === key) return send({ type: "learnCancel" });
+  const dot = key.indexOf(".");
+  send({ type: "learn", unit: key.slice(0, dot), param: key.slice(dot + 1) });
+}
+
 
 function renderSnapshots() {
   const box = $("snapshots");
@@ -186,8 +227,16 @@ function renderParam(unit, p) {
   input.id = "param-" + unit.id + "-" + p.id;
   input.setAttribute("aria-label", key);
   label.htmlFor = input.id;
+  const learnButton = document.createElement("button");
+  learnButton.className = "learn";
+  learnButton.id = "learn-" + unit.id + "-" + p.id;
+  learnButton.dataset.key = key;
+  learnButton.textContent = "learn";
+  learnButton.setAttribute("aria-label", "MIDI learn " + key);
+  learnButton.onclick = () => learn(key);
   row.appendChild(label);
   row.appendChild(output);
+  row.appendChild(learnButton);
   row.appendChild(input);
   controls[key] = { input: input, output: output, spec: p };
   return row;
@@ -242,4 +291,9 @@ $("next").onclick = () => send({ type: "next" });
 $("previous").onclick = () => send({ type: "previous" });
 $("song").onchange = () => send({ type: "song", number: Number($("song").value) });
 $("panic").onclick = () => send({ type: "panic" });
+$("save").onclick = () => send({ type: "save" });
+$("save-snapshot").onclick = () => {
+  const name = $("snapshot-name").value.trim();
+  if (name) send({ type: "save", snapshot: name });
+};
 connect();

@@ -8,11 +8,13 @@
 static inline size_t stage_lws_pre(void) { return LWS_PRE; }
 
 /* One context with one vhost and one protocol: HTTP and WebSocket both reach `callback`.
- * `address`: a numeric address to bind, or NULL for every interface. `protocols_out` holds
- * the list to free after lws_context_destroy. */
+ * `address`: a numeric address to bind, or NULL for every interface. `cert` and `key`:
+ * PEM files for TLS (HTTPS and WSS only on the port), or NULL for plain HTTP and WS.
+ * `protocols_out` holds the list to free after lws_context_destroy. */
 static inline struct lws_context *stage_lws_create(const char *address, int port, int ipv6,
                                                   lws_callback_function *callback, void *user,
                                                   size_t session_size, size_t rx_buffer,
+                                                  const char *cert, const char *key,
                                                   void **protocols_out) {
     struct lws_protocols *protocols = calloc(2, sizeof *protocols);
     if (!protocols) return NULL;
@@ -30,6 +32,11 @@ static inline struct lws_context *stage_lws_create(const char *address, int port
     info.uid = -1;
     info.timeout_secs = 10;
     info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | (ipv6 ? 0 : LWS_SERVER_OPTION_DISABLE_IPV6);
+    if (cert && key) {
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.ssl_cert_filepath = cert;
+        info.ssl_private_key_filepath = key;
+    }
     struct lws_context *context = lws_create_context(&info);
     if (!context) {
         free(protocols);

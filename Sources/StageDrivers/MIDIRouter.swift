@@ -29,6 +29,12 @@ public final class MIDIRouter: @unchecked Sendable {
     /// state (the remote). Producer: the MIDI thread. Consumer: the control thread. nil
     /// unless asked for (`reportParameterChanges`) before the MIDI thread starts.
     public private(set) var parameterChanges: SPSCQueue<ParameterChange>?
+    /// Every message as it came in while `learnArmed`, for MIDI learn from the remote page.
+    /// Producer: the MIDI thread. Consumer: the control thread. nil unless asked for
+    /// (`reportMessagesForLearning`) before the MIDI thread starts.
+    public private(set) var learnMessages: SPSCQueue<TimedMIDIMessage>?
+    /// Set by the control thread while a page is learning a control. Thread: any.
+    public let learnArmed = Atomic<Bool>(false)
     /// Parameter changes lost because `parameterChanges` was full.
     public var parameterChangesDropped: Int { droppedChanges.load(ordering: .relaxed) }
     let droppedChanges = Atomic<Int>(0)
@@ -79,6 +85,12 @@ public final class MIDIRouter: @unchecked Sendable {
         if parameterChanges == nil { parameterChanges = SPSCQueue(minimumCapacity: 8192) }
     }
 
+    /// Makes the MIDI thread copy every message into `learnMessages` while `learnArmed`.
+    /// Thread: control, before the MIDI thread starts.
+    public func reportMessagesForLearning() {
+        if learnMessages == nil { learnMessages = SPSCQueue(minimumCapacity: 1024) }
+    }
+
     /// Hands the MIDI thread a new mapper and queue (a new plan after a preset switch); the
     /// MIDI thread takes it before its next message, carrying the knobs' positions over.
     /// Thread: the control thread.
@@ -113,6 +125,9 @@ public final class MIDIRouter: @unchecked Sendable {
     public func handle(_ message: MIDIMessage, arrivalNanoseconds nanoseconds: UInt64, source: (Int16, Int16) = (-1, -1)) {
         received.add(1, ordering: .relaxed)
         let seconds = Double(nanoseconds) / 1e9
+        if let learnMessages, learnArmed.load(ordering: .relaxed) {
+            _ = learnMessages.push(TimedMIDIMessage(message: message, seconds: seconds))  // full: learning has enough
+        }
         self.source = source
         guard let mapper else {
             if let monitor {
@@ -184,5 +199,16 @@ public final class MIDIRouter: @unchecked Sendable {
                 MIDIMonitorRecord(message: message, seconds: seconds, sourceClient: source.0, sourcePort: source.1,
                                   outcome: mapper.outcome(i), isFirst: i == 0))
         }
+    }
+}
+
+/// A message and its arrival on the monotonic clock in seconds (MIDI learn). Thread: any.
+@frozen
+public struct TimedMIDIMessage: Sendable, BitwiseCopyable {
+    public var message: MIDIMessage
+    public var seconds: Double
+    public init(message: MIDIMessage, seconds: Double) {
+        self.message = message
+        self.seconds = seconds
     }
 }

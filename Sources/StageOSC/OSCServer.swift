@@ -24,6 +24,8 @@ import Glibc
 public final class OSCServer: @unchecked Sendable {
     public static let maxPacket = 4096
     public static let maxSubscribers = 8
+    /// Subscribers kept at most (`oscSubscribers`; the oldest goes): `maxSubscribers` by default.
+    public let subscriberLimit: Int
     /// Datagrams taken per turn at most (the rest wait in the socket: bounded work).
     public static let maxPerTurn = 256
 
@@ -59,7 +61,11 @@ public final class OSCServer: @unchecked Sendable {
     }
 
     /// Opens and binds the socket. Thread: main.
-    public init(address: ListenAddress, allow: NetworkList?, hub: RemoteHub, log: @escaping @Sendable (String) -> Void) throws(RemoteError) {
+    public init(
+        address: ListenAddress, allow: NetworkList?, hub: RemoteHub, subscribers: Int = OSCServer.maxSubscribers,
+        log: @escaping @Sendable (String) -> Void
+    ) throws(RemoteError) {
+        subscriberLimit = max(1, subscribers)
         self.address = address
         self.allow = allow
         self.hub = hub
@@ -161,7 +167,7 @@ public final class OSCServer: @unchecked Sendable {
             var p = peer
             if let port { p.setPort(UInt16(port)) }
             subscribers.removeAll { $0 == p }
-            if subscribers.count >= Self.maxSubscribers { subscribers.removeFirst() }
+            if subscribers.count >= subscriberLimit { subscribers.removeFirst() }
             subscribers.append(p)
             if lastView == nil { lastView = view }
             for m in OSCAddressSpace.state(view) { send(m, to: p) }

@@ -20,6 +20,17 @@ public struct RemoteCommand: Sendable, BitwiseCopyable, Equatable {
         case snapshot
         /// Silence everything now (every unit reset: notes, tails).
         case panic
+        /// MIDI learn for `unit.parameter`: the next control moved on a controller is mapped
+        /// to it (the mapping `stagerack learn` makes).
+        case learn
+        /// Stop learning without a mapping.
+        case learnCancel
+        /// Remove the mapping learned from the page at `index` (`RemoteView.mappings`'
+        /// `learned` index) of the rack playing.
+        case unlearn
+        /// Save the values (and learned mappings) into the rack file (`index` 0), or as a
+        /// new snapshot (`index` 1) named by the server's pending name (`RemoteHub.saveName`).
+        case save
     }
 
     public var kind: Kind
@@ -57,6 +68,12 @@ public struct RemoteView: Sendable {
     /// The current rack's snapshot names, and the one recalled last (nil after a switch).
     public var snapshots: [String]
     public var snapshot: String?
+    /// The MIDI mappings of the rack playing: its file's, then those learned from a page.
+    public var mappings: [RemoteMapping]
+    /// `unit.param` a page is learning a control for (nil: none).
+    public var learning: String?
+    /// What the last learn, unlearn or save did (shown on every page); nil before any.
+    public var notice: String?
     /// Counts the publications: a server that saw this serial has seen everything.
     public var serial = 0
 
@@ -66,6 +83,7 @@ public struct RemoteView: Sendable {
         self.songs = songs
         self.song = song
         snapshots = plan.rack.snapshots.map(\.name)
+        mappings = plan.rack.midi.map.map { RemoteMapping($0, learned: nil) }
     }
 
     /// Resolves `unit`/`parameter` names to a command, or says what is wrong.
@@ -92,6 +110,23 @@ public struct RemoteView: Sendable {
     public func songCommand(_ index: Int) -> Result<RemoteCommand, RemoteError> {
         guard songs.indices.contains(index) else { return .failure(RemoteError("no song \(index) (0…\(songs.count - 1))")) }
         return .success(RemoteCommand(kind: .song, index: index))
+    }
+}
+
+/// One MIDI mapping as the page lists it. Thread: any (a value).
+public struct RemoteMapping: Sendable, Equatable {
+    /// `unit.param`, or the action or command it fires.
+    public var target: String
+    /// The rack-file entry, e.g. `{ "cc": 21, "channel": 1, "to": "vox.gain" }`.
+    public var text: String
+    /// The index among the mappings learned from a page (what `unlearn` removes); nil for
+    /// the rack file's own.
+    public var learned: Int?
+
+    public init(_ d: MIDIMappingDescription, learned: Int?) {
+        target = d.target ?? d.command ?? d.action?.rawValue ?? "?"
+        text = d.jsonText
+        self.learned = learned
     }
 }
 

@@ -34,6 +34,21 @@ public final class RemoteHub: @unchecked Sendable {
     let perform: @Sendable (PresetSwitcher.Request) -> Void
     let canBypass: @Sendable (String) -> Bool
 
+    /// The plan playing (MIDI learn builds its mappers from it).
+    var plan: RenderPlan
+    /// MIDI learn from the page and the mappings it made (`RemoteHub+Learn.swift`).
+    var learn = PageLearn()
+    /// The values as the rack file has them (since the last save): "save" writes the others.
+    var savedBaseline: ParameterState
+    /// The snapshot name of the save waiting (`.some(nil)`: into the rack file). Web → control.
+    let saveNames = Locked<String??>(nil)
+    /// Snapshots saved from the page into the rack playing (not in its plan until reloaded).
+    var addedSnapshots: [String] = []
+    var lastSave = -Double.infinity
+    /// Writes a save into the rack file (or its writable copy); the path written, or why
+    /// not. Set by `play` before the control thread starts. Thread: control.
+    public var saveRack: (@Sendable (RackSaveRequest) -> Result<String, RemoteError>)?
+
     let published: Locked<RemoteView>
     let meterBox = Locked<RemoteMeters>(RemoteMeters())
     /// Wakes the control thread after a push into `fromOSC`/`fromWeb`. Set before the
@@ -54,6 +69,8 @@ public final class RemoteHub: @unchecked Sendable {
         perform: @escaping @Sendable (PresetSwitcher.Request) -> Void
     ) {
         current = RemoteView(plan: plan, songs: songs, song: song, canBypass: canBypass)
+        self.plan = plan
+        savedBaseline = current.state
         published = Locked(current)
         self.engineEvents = engineEvents
         self.midiChanges = midiChanges
@@ -87,6 +104,7 @@ public final class RemoteHub: @unchecked Sendable {
                 if current.state.set(c.address, c.value) != nil { changed = true }
             }
         }
+        changed = learnTick() || changed
         for queue in [fromOSC, fromWeb] {
             while let c = queue.pop() { changed = apply(c) || changed }
         }
@@ -119,6 +137,13 @@ public final class RemoteHub: @unchecked Sendable {
             perform(.snapshot(current.snapshots[Int(c.index)]))
         case .panic:
             _ = engineEvents.push(EngineEvent(kind: .resetAll, sampleTime: EngineEvent.now))
+        case .learn, .learnCancel, .unlearn:
+            guard applyLearn(c) else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
+        case .save:
+            applySave(c)
         }
         commandsDone.add(1, ordering: .relaxed)
         return true
@@ -128,8 +153,14 @@ public final class RemoteHub: @unchecked Sendable {
     /// Thread: control (the switcher's `onChange`).
     public func planChanged(_ plan: RenderPlan, song: Int) {
         let serial = current.serial  // serials never go back: servers compare them
+        let notice = current.notice
         current = RemoteView(plan: plan, songs: current.songs, song: song, canBypass: canBypass)
         current.serial = serial
+        current.notice = notice
+        self.plan = plan
+        savedBaseline = current.state
+        addedSnapshots = []
+        learnPlanChanged()
         publish()
     }
 

@@ -8,6 +8,8 @@ public enum WebRequest: Sendable, Equatable {
     case command(RemoteCommand)
     /// Meters on or off for this client (10–20 a second).
     case meters(Bool)
+    /// Save the values (and learned mappings) into the rack file, or as snapshot `name`.
+    case save(snapshot: String?)
 }
 
 /// The page's JSON both ways. Decoding checks everything (a request that is not an object
@@ -59,8 +61,37 @@ public enum WebProtocol {
         case "previous": return .success(.command(RemoteCommand(kind: .previous)))
         case "panic": return .success(.command(RemoteCommand(kind: .panic)))
         case "snapshot": return string("name").flatMap { view.snapshotCommand($0).map { .command($0) } }
+        case "learn":
+            return string("unit").flatMap { unit in
+                string("param").flatMap { param in
+                    view.command(unit: unit, parameter: param, value: 0).map { c in
+                        var l = c
+                        l.kind = .learn
+                        return .command(l)
+                    }
+                }
+            }
+        case "learnCancel": return .success(.command(RemoteCommand(kind: .learnCancel)))
+        case "unlearn":
+            return number("index").flatMap { n in
+                guard n == n.rounded(), n >= 0, n < 1e6 else { return .failure(RemoteError("unlearn: \"index\" must be a whole number ≥ 0")) }
+                return .success(.command(RemoteCommand(kind: .unlearn, generation: view.state.generation, index: Int(n))))
+            }
+        case "save":
+            guard let name = node["snapshot"] else { return .success(.save(snapshot: nil)) }
+            guard let text = name.value.string else { return .failure(RemoteError("save: \"snapshot\" must be a string")) }
+            return snapshotName(text).map { .save(snapshot: $0) }
         default: return .failure(RemoteError("unknown type \"\(type)\""))
         }
+    }
+
+    /// A new snapshot's name: 1…64 characters, no control characters, not only spaces.
+    static func snapshotName(_ text: String) -> Result<String, RemoteError> {
+        let trimmed = String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+        guard !trimmed.isEmpty, trimmed.count <= RemoteHub.maxSnapshotName,
+            !trimmed.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else { return .failure(RemoteError("save: a snapshot name is 1…\(RemoteHub.maxSnapshotName) characters, no control characters")) }
+        return .success(trimmed)
     }
 
     // MARK: - out
@@ -84,7 +115,15 @@ public enum WebProtocol {
         }
         return "{\"type\":\"state\",\"rack\":\(quote(v.rackName)),\"song\":\(v.song + 1),\"songs\":[\(v.songs.map(quote).joined(separator: ","))],"
             + "\"snapshot\":\(v.snapshot.map(quote) ?? "null"),\"snapshots\":[\(v.snapshots.map(quote).joined(separator: ","))],"
-            + "\"units\":[\(units.joined(separator: ","))]}"
+            + "\"units\":[\(units.joined(separator: ","))],\(mappingFields(v))}"
+    }
+
+    /// The mappings, the control being learned and the last notice (learn, save).
+    static func mappingFields(_ v: RemoteView) -> String {
+        let list = v.mappings.map { m in
+            "{\"target\":\(quote(m.target)),\"text\":\(quote(m.text)),\"learned\":\(m.learned.map(String.init) ?? "null")}"
+        }
+        return "\"mappings\":[\(list.joined(separator: ","))],\"learning\":\(v.learning.map(quote) ?? "null"),\"notice\":\(v.notice.map(quote) ?? "null")"
     }
 
     /// What changed from `old` to `new`: the whole state when the rack or song changed,
@@ -92,6 +131,9 @@ public enum WebProtocol {
     public static func changes(from old: RemoteView, to new: RemoteView) -> [String] {
         guard old.state.generation == new.state.generation, old.song == new.song else { return [state(new)] }
         var out: [String] = []
+        if new.mappings != old.mappings || new.learning != old.learning || new.notice != old.notice {
+            out.append("{\"type\":\"mappings\",\(mappingFields(new))}")
+        }
         if new.snapshot != old.snapshot { out.append("{\"type\":\"snapshot\",\"name\":\(new.snapshot.map(quote) ?? "null")}") }
         for (u, unit) in new.state.units.enumerated() where u < old.state.units.count {
             let before = old.state.units[u]

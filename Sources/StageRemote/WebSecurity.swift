@@ -9,10 +9,14 @@ public struct WebSecurity: Sendable {
     public private(set) var failures = 0
     public private(set) var lockedUntil = 0.0
     public static let freeFailures = 3
-    public static let maxTokens = 64
+    /// Session tokens kept: a login beyond this forgets the oldest (`webSessions`).
+    public let maxTokens: Int
     var tokens: [String] = []
 
-    public init(pin: String) { self.pin = pin }
+    public init(pin: String, maxTokens: Int = 64) {
+        self.pin = pin
+        self.maxTokens = max(1, maxTokens)
+    }
 
     /// A random PIN of six digits (for when the config sets none).
     public static func randomPIN() -> String {
@@ -57,7 +61,7 @@ public struct WebSecurity: Sendable {
         failures = 0
         let t = Self.randomToken()
         tokens.append(t)
-        if tokens.count > Self.maxTokens { tokens.removeFirst() }
+        if tokens.count > maxTokens { tokens.removeFirst() }
         return .token(t)
     }
 

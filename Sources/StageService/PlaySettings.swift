@@ -10,6 +10,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     /// latency --write` measured it: `play` adds it to its latency lines.
     case hardwareLatency
     case record, recordFormat
+    /// TLS for the web page (both or neither: HTTPS and WSS instead of HTTP and WS), and the
+    /// remote's limits (README "Control from a phone").
+    case webCert, webKey, webRate, webSessions, oscSubscribers
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -36,6 +39,11 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .hardwareLatency: return "STAGERACK_HARDWARE_LATENCY"
         case .record: return "STAGERACK_RECORD"
         case .recordFormat: return "STAGERACK_RECORD_FORMAT"
+        case .webCert: return "STAGERACK_WEB_CERT"
+        case .webKey: return "STAGERACK_WEB_KEY"
+        case .webRate: return "STAGERACK_WEB_RATE"
+        case .webSessions: return "STAGERACK_WEB_SESSIONS"
+        case .oscSubscribers: return "STAGERACK_OSC_SUBSCRIBERS"
         }
     }
 
@@ -58,6 +66,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .hardwareLatency: return "--hardware-latency"
         case .record: return "--record"
         case .recordFormat: return "--record-format"
+        case .webCert, .webKey, .webRate, .webSessions, .oscSubscribers: return nil  // config file or environment
         }
     }
 
@@ -73,6 +82,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .periods: return 2...16
         case .captureChannels: return 1...64
         case .webClients: return 1...64
+        case .webRate: return 1...1000
+        case .webSessions: return 1...1024
+        case .oscSubscribers: return 1...64
         case .hardwareLatency: return 0...192_000
         default: return nil
         }
@@ -187,6 +199,9 @@ public struct PlaySettings: Sendable, Equatable {
         s[.status] = Entry(.flag(false), .builtIn)
         s[.webViewers] = Entry(.flag(true), .builtIn)
         s[.webClients] = Entry(.integer(8), .builtIn)
+        s[.webRate] = Entry(.integer(50), .builtIn)
+        s[.webSessions] = Entry(.integer(64), .builtIn)
+        s[.oscSubscribers] = Entry(.integer(8), .builtIn)
         return s
     }
 

@@ -84,10 +84,10 @@ public struct SettingsReader: Sendable {
         case .status, .webViewers:
             guard let b = node.bool else { return .failure(Message(text: "must be true or false, found \(describe(node))")) }
             return .success(.flag(b))
-        case .record, .recordFormat:
+        case .record, .recordFormat, .webCert, .webKey:
             guard let s = node.string, !s.isEmpty else { return .failure(Message(text: "must be a non-empty string, found \(describe(node))")) }
             return value(key, text: s)
-        case .webClients:
+        case .webClients, .webRate, .webSessions, .oscSubscribers:
             guard let n = node.number else { return .failure(Message(text: "must be a whole number \(rangeText(key)), found \(describe(node))")) }
             return integer(key, n, written: formatNumber(n))
         case .osc, .web, .oscAllow, .webPin:
@@ -155,7 +155,7 @@ public struct SettingsReader: Sendable {
             return integer(key, n, written: text)
         case .deviceWait:
             return wait(text)
-        case .webClients:
+        case .webClients, .webRate, .webSessions, .oscSubscribers:
             guard let n = Double(text.trimmingSpaces) else {
                 return .failure(Message(text: "must be a whole number \(rangeText(key)), not \"\(text)\""))
             }
@@ -168,7 +168,7 @@ public struct SettingsReader: Sendable {
             case "0", "false", "no", "off": return .success(.flag(false))
             default: return .failure(Message(text: "must be 1/0, true/false, yes/no or on/off, not \"\(text)\""))
             }
-        case .record:
+        case .record, .webCert, .webKey:
             return .success(.text(expandHome(text)))
         case .recordFormat:
             let t = text.trimmingSpaces.lowercased()

@@ -33,6 +33,10 @@ public final class WebServer: @unchecked Sendable {
         public var staticFolder: String
         public var maxMessage = 4096
         public var ratePerSecond = 50.0
+        /// Session tokens kept (the oldest is forgotten beyond this).
+        public var maxSessions = 64
+        /// PEM certificate and key for HTTPS/WSS (both or neither); nil: plain HTTP/WS.
+        public var tls: (cert: String, key: String)?
 
         public init(address: ListenAddress, pin: String, viewers: Bool, maxClients: Int, staticFolder: String) {
             self.address = address
@@ -91,19 +95,32 @@ public final class WebServer: @unchecked Sendable {
         self.options = options
         self.hub = hub
         self.log = log
-        security = WebSecurity(pin: options.pin)
+        security = WebSecurity(pin: options.pin, maxTokens: options.maxSessions)
         files = Self.staticFiles(in: options.staticFolder)
         guard files["index.html"] != nil else { throw RemoteError("web: no index.html in \(options.staticFolder)") }
         lws_set_log_level(LLL_ERR, nil)
         let a = options.address
         var list: UnsafeMutableRawPointer?
         let bindAddress: String? = a.isWildcard ? nil : a.host
-        let ctx = withOptionalCString(bindAddress) { host in
-            stage_lws_create(
-                host, Int32(a.port), a.isIPv6 ? 1 : 0, webCallback, Unmanaged.passUnretained(self).toOpaque(),
-                MemoryLayout<Int32>.size, options.maxMessage, &list)
+        if let tls = options.tls {
+            for f in [tls.cert, tls.key] where access(f, R_OK) != 0 {
+                throw RemoteError("web: cannot read \(f) (webCert/webKey): \(String(cString: strerror(errno)))")
+            }
         }
-        guard let ctx else { throw RemoteError("web: cannot listen on http \(a) (in use, or not an address of this machine)") }
+        let ctx = withOptionalCString(bindAddress) { host in
+            withOptionalCString(options.tls?.cert) { cert in
+                withOptionalCString(options.tls?.key) { key in
+                    stage_lws_create(
+                        host, Int32(a.port), a.isIPv6 ? 1 : 0, webCallback, Unmanaged.passUnretained(self).toOpaque(),
+                        MemoryLayout<Int32>.size, options.maxMessage, cert, key, &list)
+                }
+            }
+        }
+        guard let ctx else {
+            throw RemoteError(
+                options.tls == nil ? "web: cannot listen on http \(a) (in use, or not an address of this machine)"
+                    : "web: cannot listen on https \(a) (in use, not an address of this machine, or webCert/webKey not a matching PEM certificate and key)")
+        }
         context = ctx
         protocols = list
     }
@@ -268,6 +285,9 @@ public final class WebServer: @unchecked Sendable {
         case .success(.meters(let on)):
             guard c.canWrite || options.viewers else { return queue(c, WebProtocol.error("log in with the PIN first")) }
             c.meters = on
+        case .success(.save(let snapshot)):
+            guard c.canWrite else { return queue(c, WebProtocol.error("read-only: log in with the PIN to save")) }
+            guard hub.requestSave(snapshot: snapshot) else { return queue(c, WebProtocol.error("busy: a save is under way; try again")) }
         case .success(.command(let command)):
             guard c.canWrite else { return queue(c, WebProtocol.error("read-only: log in with the PIN to change anything")) }
             guard hub.fromWeb.push(command) else { return queue(c, WebProtocol.error("busy: too many commands waiting; this one is dropped")) }

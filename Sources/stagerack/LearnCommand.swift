@@ -69,13 +69,8 @@ enum LearnCommand {
     }
 
     /// Adds `entry` to the rack file's midi.map, keeping the rest of its text, and checks
-    /// the result before replacing the file.
+    /// the result before replacing the file (`RackFileEdit`, shared with "save" from the page).
     static func write(_ entry: String, into path: String) throws {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw UsageError(message: "cannot read \(path)")
-        }
-        let edited = try RackTextEditor.addingMIDIMapping(entry, to: text)
-        _ = try RackReader(registry: Registry.standard).read(text: edited, file: path)
-        try edited.write(toFile: path, atomically: true, encoding: .utf8)
+        _ = try RackFileEdit.apply(to: path) { text in try RackTextEditor.addingMIDIMapping(entry, to: text) }
     }
 }

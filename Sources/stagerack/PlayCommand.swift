@@ -94,6 +94,9 @@ final class LiveSession {
     let needsCapture: Bool
     /// Playback channels: enough for every output of every song (at least 2).
     let playbackChannels: Int
+    /// What "save" from the page last wrote to each rack file (PlaySave.swift): control
+    /// thread writes, main reads (`--watch` ignores the rack's own write).
+    let ownWrites = Locked<[String: String]>([:])
 
     init(setup: PlayCommand.Setup, setlist: Setlist, rack: RackDescription) {
         self.setup = setup
@@ -144,23 +147,7 @@ final class LiveSession {
         switcher.warn = { Log.warning($0) }
         // MIDI: the sequencer client feeds the player's queue; program changes and preset
         // buttons come back as actions for the switcher.
-        var midi: MIDIInput?
-        // STAGERACK_MIDI_TIMING=block: live events at the next block's first frame, as before
-        // they were scheduled on the audio clock (to measure the difference: Tests/e2e/timing.sh).
-        let blockTimedMIDI = ProcessEnvironment.current["STAGERACK_MIDI_TIMING"] == "block"
-        if blockTimedMIDI { Log.info("MIDI timing: the next block's first frame (STAGERACK_MIDI_TIMING=block)") }
-        do {
-            let input = try MIDIInput(
-                options: .init(patterns: rack.midi.connect, monitor: true), mapper: MIDIMapper(plan: plan, presetsByDefault: true),
-                events: player.events, clock: blockTimedMIDI ? nil : player.clock)
-            input.router.onAction = { [weak switcher] in switcher?.wakeUp() }  // program changes wake the control thread
-            if wantsRemote { input.router.reportParameterChanges() }  // knobs' changes into the remote's state
-            try input.start()
-            midi = input
-            Log.info("MIDI: \(input.inputName) listening\(rack.midi.connect.isEmpty ? " (every hardware port)" : " (\(rack.midi.connect.joined(separator: ", ")))")")
-        } catch {
-            Log.warning("MIDI: no sequencer (\(error)); playing without MIDI")
-        }
+        let midi = openLiveMIDI(plan: plan, player: player, switcher: switcher)  // PlayMIDI.swift
         let midiInput = midi
         ALSAMessages.route()  // the sequencer silenced alsa-lib's messages: keep them in the log
         let recalled = SnapshotName()
@@ -169,14 +156,15 @@ final class LiveSession {
         var remoteFeed = RemoteMeterFeed()
         switcher.onChange = { [weak switcher] newPlan, _ in
             recalled.set(nil)
-            midiInput?.replaceMapper(MIDIMapper(plan: newPlan, presetsByDefault: true), events: player.events)
             remote?.planChanged(newPlan, song: switcher?.currentIndex ?? 0)
+            // With the remote: the rack's mappings and those learned from the page.
+            midiInput?.replaceMapper(remote?.mapper(for: newPlan) ?? MIDIMapper(plan: newPlan, presetsByDefault: true), events: player.events)
         }
         switcher.onRecall = { plan, snapshot in
             recalled.set(snapshot.name)
             remote?.recalled(plan, snapshot: snapshot)
             for v in snapshot.values {
-                if let a = plan.address(of: v.target) { midiInput?.noteParameterMoved(a, to: v.value) }
+                if let a = plan.address(of: v.target) { midiInput?.noteParameterMoved(a, to: v.value, byPreset: true) }
             }
         }
         // The servers start before the control thread, so its hooks are set when it runs.
@@ -249,8 +237,13 @@ final class LiveSession {
                     }
                 }
                 if let watcher, watcher.changed().contains(setlist.entries[switcher.currentIndex].rack) {
-                    Log.info("\(setlist.entries[switcher.currentIndex].rack) changed on disk: reloading")
-                    requestReload(switcher)
+                    let path = setlist.entries[switcher.currentIndex].rack
+                    if isOwnWrite(path) {
+                        Log.info("\(path) changed on disk: saved from the page, not reloading")
+                    } else {
+                        Log.info("\(path) changed on disk: reloading")
+                        requestReload(switcher)
+                    }
                 }
                 status.song = song(switcher.currentIndex)
                 status.midiMessages = midiInput?.messagesReceived

@@ -19,7 +19,7 @@ extension LiveSession {
     /// The hub for the rack playing, wired to the switcher (its thread runs `tick`; switches
     /// and recalls rebuild or update the state) and to the MIDI input (notices to the
     /// mapper; the router's parameter changes in). Thread: main, before the switcher starts.
-    func makeRemoteHub(plan: RenderPlan, player: RackPlayer, switcher: PresetSwitcher, midi: MIDIInput?) -> RemoteHub {
+    func makeRemoteHub(plan: RenderPlan, player: RackPlayer, switcher: PresetSwitcher, midi: (any LiveMIDI)?) -> RemoteHub {
         let songs = setlist.entries.indices.map { song($0).name }
         let hub = RemoteHub(
             plan: plan, songs: songs, song: 0, engineEvents: player.controlEvents,
@@ -28,6 +28,11 @@ extension LiveSession {
             tellMIDI: { [weak midi] address, value in midi?.noteParameterMoved(address, to: value, byPreset: false) },
             perform: { [weak switcher] r in switcher?.perform(r, at: EngineEvent.now) })
         hub.wakeControl = { [weak switcher] in switcher?.wakeUp() }
+        if let midi {  // MIDI learn from the page: a new mapper for the MIDI thread
+            hub.attachLearning(router: midi.router, remap: { [weak midi] m in midi?.replaceMapper(m, events: player.events) })
+        }
+        let ownWrites = self.ownWrites
+        hub.saveRack = { request in LiveSession.saveFromPage(request, ownWrites: ownWrites) }  // PlaySave.swift
         switcher.onTick = { [weak hub] in hub?.tick() }
         return hub
     }
@@ -42,17 +47,20 @@ extension LiveSession {
             if let folder = Self.webFolder() {
                 let configured = s.text(.webPin)
                 let pin = configured ?? WebSecurity.randomPIN()
-                let options = WebServer.Options(
+                var options = WebServer.Options(
                     address: address, pin: pin, viewers: s.flag(.webViewers) ?? true, maxClients: s.integer(.webClients) ?? 8,
                     staticFolder: folder)
+                options.ratePerSecond = Double(s.integer(.webRate) ?? 50)
+                options.maxSessions = s.integer(.webSessions) ?? 64
                 do {
+                    options.tls = try Self.tlsFiles(s.text(.webCert), s.text(.webKey))
                     let server = try WebServer(options: options, hub: hub, log: { Log.info($0) })
                     server.start()
                     hub.onPublish = { [weak server] in server?.wake() }  // control → web: a change to send
                     stops.append { server.stop() }
                     web = server
                     let pinText = configured == nil ? "PIN \(pin) (random: set webPin in the config to keep one)" : "PIN: the config's webPin (\(s[.webPin]?.origin.description ?? "config"))"
-                    for url in Self.urls(address) { Log.info("web: open \(url) on a phone or laptop on this network; \(pinText)") }
+                    for url in Self.urls(address, tls: options.tls != nil) { Log.info("web: open \(url) on a phone or laptop on this network; \(pinText)") }
                     if !(options.viewers) { Log.info("web: viewing needs the PIN too (webViewers false)") }
                 } catch {
                     Log.error("\(error); playing without the web page")
@@ -64,7 +72,8 @@ extension LiveSession {
         if let text = s.text(.osc), case .success(let address) = ListenAddress.parse(text) {
             let allow = s.text(.oscAllow).flatMap { try? NetworkList.parse($0).get() }
             do {
-                let server = try OSCServer(address: address, allow: allow, hub: hub, log: { Log.info($0) })
+                let server = try OSCServer(
+                    address: address, allow: allow, hub: hub, subscribers: s.integer(.oscSubscribers) ?? OSCServer.maxSubscribers, log: { Log.info($0) })
                 server.start()
                 stops.append { server.stop() }
                 Log.info("OSC: listening on udp \(address)\(allow.map { " for \($0)" } ?? ""); addresses under /stagerack/ (racks/README.md, \"Remote control\")")
@@ -93,6 +102,19 @@ extension LiveSession {
 
     /// The addresses to open: the one listened on, or for every interface the machine's
     /// IPv4 addresses, and `HOSTNAME.local` when avahi runs (as on Raspberry Pi OS).
+    static func urls(_ a: ListenAddress, tls: Bool = false) -> [String] {
+        urls(a).map { tls ? "https" + $0.dropFirst(4) : $0 }
+    }
+
+    /// `webCert` and `webKey`: both (TLS) or neither (plain HTTP). Thread: main.
+    static func tlsFiles(_ cert: String?, _ key: String?) throws(RemoteError) -> (cert: String, key: String)? {
+        switch (cert, key) {
+        case (nil, nil): return nil
+        case (let c?, let k?): return (c, k)
+        default: throw RemoteError("web: webCert and webKey go together (a PEM certificate and its key)")
+        }
+    }
+
     static func urls(_ a: ListenAddress) -> [String] {
         guard a.isWildcard else { return ["http://\(a.isIPv6 ? "[\(a.host)]" : a.host):\(a.port)/"] }
         var out: [String] = []

@@ -34,7 +34,8 @@ extension PlayCommand {
                               authentication: a trusted network only; config: osc, oscAllow)
           --web [ADDR:]PORT   the web page (HTTP and WebSocket) on PORT (localhost unless ADDR
                               is given, 0.0.0.0 for a phone on the network); writing needs
-                              the PIN (config: web, webPin, webViewers, webClients)
+                              the PIN (config: web, webPin, webViewers, webClients, webRate,
+                              webSessions; webCert and webKey for HTTPS)
 
         Settings: built-in defaults < the rack's "io" section < config files < STAGERACK_*
         environment variables < flags. RACK may be left out when the config or $STAGERACK_RACK
@@ -58,7 +59,7 @@ extension PlayCommand {
         let setlist: Setlist
         let rack: RackDescription
         do {
-            setlist = try RackFiles.readSetlist(rackPath)
+            setlist = SavedRacks.substitute(try RackFiles.readSetlist(rackPath))  // copies saved from the page (PlaySave.swift)
             rack = try RackFiles.read(setlist.entries[0].rack, registry: Registry.standard)
         } catch {
             var problems = error.diagnostics.map(\.description)

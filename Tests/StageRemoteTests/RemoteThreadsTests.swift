@@ -19,6 +19,12 @@ final class RemoteThreadsTests: XCTestCase {
         let done = DispatchSemaphore(value: 0)
         let seconds = 2.0
         let mix = try rig.hub.view().command(unit: "verb", parameter: "dryWetMix", value: 0).get()
+        // MIDI learn from a page too: the MIDI thread copies what it hears to the control thread.
+        rig.router.reportMessagesForLearning()
+        rig.hub.attachLearning(router: rig.router, remap: { _ in })
+        var learn = try rig.hub.view().command(unit: "vox", parameter: "gain", value: 0).get()
+        learn.kind = .learn
+        let learnCommand = learn
 
         func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
             let t = Thread {
@@ -35,6 +41,7 @@ final class RemoteThreadsTests: XCTestCase {
         // Server: commands as fast as the queue takes them, reading the view between.
         spawn("server") {
             var i = 0
+            _ = hub.fromWeb.push(learnCommand)
             while !stop.load(ordering: .relaxed) {
                 var c = mix
                 c.value = Float(i % 100)
@@ -78,5 +85,6 @@ final class RemoteThreadsTests: XCTestCase {
         XCTAssertGreaterThan(sent.load(ordering: .relaxed), 1000, "the server thread got commands through")
         XCTAssertEqual(queueOwnershipViolations.load(ordering: .relaxed), violationsBefore, "one producer and one consumer per queue")
         XCTAssertEqual(rig.stateValue("verb", "dryWetMix"), 55, "the last command wins in the state")
+        XCTAssertTrue(rig.hub.view().learning != nil || rig.hub.view().mappings.count == 3, "the page's learn reached the control thread")
     }
 }

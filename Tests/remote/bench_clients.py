@@ -4,7 +4,8 @@ side by side in one run of `play` (the default rack on null devices, 64-frame pe
 median of the per-second render loads (the highest render time over the period time in
 each second) of each kind is compared. A report, not a bound (the machine is shared);
 the check is that every client gets its meters 10-20 times a second (20 on an idle
-machine; the main thread publishes them every 50 ms)."""
+machine; the main thread publishes them every 50 ms). The repeatable figure, the render
+path's callgrind instructions with and without the clients, is Benchmarks/remote/run.sh."""
 import json
 import os
 import re

@@ -42,11 +42,13 @@ with open(conf, "w") as f:
 pcm.from_file { type file slave.pcm "null" format "raw" file "/dev/null" infile "%s" }
 """ % (recording, tone))
 
+fifo = os.path.join(work, "midi.fifo")  # raw MIDI into play's router (no /dev/snd/seq here)
+os.mkfifo(fifo)
 web_port = free_port(socket.SOCK_STREAM)
 osc_port = free_port()
 play = Play([os.path.join(work, "set.json"), "--playback", "to_file", "--capture", "from_file", "--duration", "55",
              "--web", "127.0.0.1:%d" % web_port, "--osc", str(osc_port)],
-            env={"STAGERACK_WEB_PIN": PIN, "ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + conf}, wait_text="running")
+            env={"STAGERACK_WEB_PIN": PIN, "STAGERACK_MIDI_PIPE": fifo, "ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + conf}, wait_text="running")
 started = time.time()
 osc = OSCClient(osc_port)
 marks = {}
@@ -116,6 +118,32 @@ def test_osc_moves_a_control_on_the_page():
     wait.until(lambda d: d.find_element(By.ID, "value-vox-gain").text == "-12 dB")
 
 
+def test_midi_learn():
+    """Touch "learn" on vox.gain, turn a knob (CC 24 through the pipe): the mapping shows in
+    the list, the knob moves the page's control; "remove" takes the mapping away."""
+    midi = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        button = driver.find_element(By.ID, "learn-vox-gain")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+        button.click()
+        wait.until(lambda d: d.find_element(By.ID, "learn-vox-gain").text == "move a knob…")
+        for v in (40, 50, 60, 70):
+            os.write(midi, bytes([0xB0, 24, v]))
+            time.sleep(0.03)
+        item = '{ "cc": 24, "channel": 1, "to": "vox.gain" }'
+        wait.until(lambda d: any(e.text == item for e in d.find_elements(By.CSS_SELECTOR, "#mappings code")))
+        assert driver.find_element(By.ID, "learn-vox-gain").text == "learn"
+        os.write(midi, bytes([0xB0, 24, 0]))
+        wait.until(lambda d: d.find_element(By.ID, "value-vox-gain").text != "-12 dB")
+        wait_until(lambda: osc_value("/stagerack/param/vox/gain") < -20, what="the knob moving vox.gain in the engine")
+        remove = driver.find_element(By.CSS_SELECTOR, "#mappings button.unlearn")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", remove)
+        remove.click()
+        wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#mappings button.unlearn"))
+    finally:
+        os.close(midi)
+
+
 def test_screenshot():
     driver.execute_script("document.getElementById('unit-reverb').scrollIntoView({block: 'end'})")
     time.sleep(0.5)
@@ -157,6 +185,7 @@ try:
     check("browser: the screenshot is saved and not blank", test_screenshot)
     check("browser: next switches the song in the engine", test_switch_song)
     check("browser: an OSC message moves the page's control", test_osc_moves_a_control_on_the_page)
+    check("browser: MIDI learn from the page (learn, a knob moves the control, remove)", test_midi_learn)
 finally:
     driver.quit()
     osc.close()

@@ -87,9 +87,10 @@ public final class MIDIMapper: @unchecked Sendable {
     /// in the plan (a unit nobody hears) are dropped. `presetsByDefault`: Program Change
     /// selects presets unless the rack says otherwise (`midi.programs`); the preset switcher
     /// passes true, a lone rack false (its program changes reach the synth).
-    /// Thread: control.
-    public init(plan: RenderPlan, presetsByDefault: Bool = false) {
-        let midi = plan.rack.midi
+    /// `midi`: a section to use instead of the rack's own (the rack's with mappings learned
+    /// from the remote page added). Thread: control.
+    public init(plan: RenderPlan, presetsByDefault: Bool = false, midi section: MIDIDescription? = nil) {
+        let midi = section ?? plan.rack.midi
         sampleRate = plan.sampleRate
         generation = plan.generation
         receivers = plan.midiReceivers

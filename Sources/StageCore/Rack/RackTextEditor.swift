@@ -11,17 +11,7 @@ public enum RackTextEditor {
     /// whole `midi` section when missing. The new entry takes the indentation of its
     /// neighbours; a trailing comma style is kept.
     public static func addingMIDIMapping(_ entry: String, to text: String) throws(EditError) -> String {
-        let root: JSONNode
-        do {
-            root = try JSONParser.parse(text)
-        } catch {
-            throw EditError(message: "\(error.location): \(error.message)")
-        }
-        guard root.members != nil else { throw EditError(message: "the rack is not a JSON object") }
-        let chars = Array(text.unicodeScalars)
-        let lines = lineStarts(chars)
-        let bom = chars.first == "\u{FEFF}" ? 1 : 0  // the parser skips it without counting a column
-        func offset(_ l: SourceLocation) -> Int { lines[l.line - 1] + l.column - 1 + (l.line == 1 ? bom : 0) }
+        let (root, chars, offset) = try parsed(text)
 
         if let midi = root["midi"] {
             guard midi.value.members != nil else { throw EditError(message: "midi is not an object") }
