@@ -26,6 +26,7 @@ if [[ "${1:-}" == "--test" ]]; then
     espeak-ng           # real speech for the harmony/tune tests and benchmarks
     valgrind            # callgrind instruction counts in Benchmarks/*/run.sh
     liblo-tools         # oscsend/oscdump: the OSC tests
+    openssl             # the self-signed certificate of the TLS test (Tests/remote/tls_test.py)
     chromium            # the browser test of the web page (make remote-test)
     chromium-driver     # ... driven by Selenium
     lilv-utils          # lv2ls, lv2apply (the lv2 unit's reference), lv2bench
