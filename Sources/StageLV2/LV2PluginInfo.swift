@@ -121,6 +121,7 @@ enum LV2URI {
     static let atomDouble = "http://lv2plug.in/ns/ext/atom#Double"
     static let atomURI = "http://lv2plug.in/ns/ext/atom#URI"
     static let atomURID = "http://lv2plug.in/ns/ext/atom#URID"
+    static let atomVector = "http://lv2plug.in/ns/ext/atom#Vector"
 }
 
 extension LV2PluginInfo {

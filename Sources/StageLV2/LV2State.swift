@@ -13,6 +13,9 @@ public struct LV2StateProperty: Sendable, Equatable {
         case bool(Bool)
         /// atom:String, atom:Path (absolute, or relative to the rack file), atom:URI, atom:URID (its URI).
         case text(String)
+        /// atom:Vector of Int, Long, Float, Double or Bool: its child type's URI and elements
+        /// (the child type is a URID in memory: kept as a URI it survives another process).
+        case vector(childType: String, [Double])
         /// Any other type: the plugin's bytes.
         case bytes([UInt8])
     }
@@ -31,7 +34,8 @@ public struct LV2StateProperty: Sendable, Equatable {
 ///
 /// The JSON shape (racks/README.md § LV2 plugins): an object whose keys are the properties'
 /// URIs, each `{ "type": TYPE-URI, "value": V }` where the type is atom:Int, Long, Float,
-/// Double, Bool (a number or true/false), String, Path, URI or URID (a string), else
+/// Double, Bool (a number or true/false), String, Path, URI or URID (a string), atom:Vector
+/// of numbers (`"childType": URI, "value": [numbers]`), else
 /// `{ "type": TYPE-URI, "base64": "…" }` (the plugin's bytes as they are in memory). A Path
 /// that does not start with `/` is relative to the rack file's folder.
 /// Thread: control (a value; conversions allocate).
@@ -64,8 +68,17 @@ public struct LV2State: Sendable, Equatable {
             guard let v = m.value["value"]?.value else {
                 throw UnitError("\(m.key): needs \"value\" (or \"base64\")")
             }
-            if let extra = fields.first(where: { !["type", "value", "base64"].contains($0.key) }) {
-                throw UnitError("\(m.key): unknown key \"\(extra.key)\" (type, value, base64)")
+            if let extra = fields.first(where: { !["type", "value", "base64", "childType"].contains($0.key) }) {
+                throw UnitError("\(m.key): unknown key \"\(extra.key)\" (type, value, base64, childType)")
+            }
+            if type == LV2URI.atomVector {
+                guard let child = m.value["childType"]?.value.string, Self.vectorChildSize(child) != nil else {
+                    throw UnitError("\(m.key): an atom:Vector needs \"childType\": atom:Int, Long, Float, Double or Bool")
+                }
+                guard let items = v.elements, let numbers = Optional(items.compactMap(\.number)), numbers.count == items.count
+                else { throw UnitError("\(m.key): an atom:Vector's \"value\" is a list of numbers") }
+                out.append(LV2StateProperty(key: m.key, type: type, value: .vector(childType: child, numbers)))
+                continue
             }
             out.append(LV2StateProperty(key: m.key, type: type, value: try Self.value(v, type: type, key: m.key)))
         }
@@ -102,6 +115,8 @@ public struct LV2State: Sendable, Equatable {
             case .real(let d): body = "\"value\": \(formatNumber(d))"
             case .bool(let b): body = "\"value\": \(b)"
             case .text(let s): body = "\"value\": \(Self.quote(s))"
+            case .vector(let child, let items):
+                body = "\"childType\": \(Self.quote(child)), \"value\": [\(items.map { formatNumber($0) }.joined(separator: ", "))]"
             case .bytes(let b): body = "\"base64\": \"\(Data(b).base64EncodedString())\""
             }
             return "\(indent)  \(Self.quote(p.key)): { \"type\": \(Self.quote(p.type)), \(body) }"
@@ -150,6 +165,23 @@ public struct LV2State: Sendable, Equatable {
         case (LV2URI.atomBool, 4): return .bool(load(Int32.self) != 0)
         case (LV2URI.atomURID, 4):
             return stage_lv2_unmap(load(UInt32.self)).map { .text(String(cString: $0)) } ?? .bytes(b)
+        case (LV2URI.atomVector, 8...):
+            let size = Int(b.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+            let childURID = b.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self) }
+            guard let c = stage_lv2_unmap(childURID) else { return .bytes(b) }
+            let child = String(cString: c)
+            guard Self.vectorChildSize(child) == size, (b.count - 8) % size == 0 else { return .bytes(b) }
+            let items = stride(from: 8, to: b.count, by: size).map { at -> Double in
+                b.withUnsafeBytes { raw in
+                    switch child {
+                    case LV2URI.atomFloat: return Double(raw.loadUnaligned(fromByteOffset: at, as: Float.self))
+                    case LV2URI.atomDouble: return raw.loadUnaligned(fromByteOffset: at, as: Double.self)
+                    case LV2URI.atomLong: return Double(raw.loadUnaligned(fromByteOffset: at, as: Int64.self))
+                    default: return Double(raw.loadUnaligned(fromByteOffset: at, as: Int32.self))
+                    }
+                }
+            }
+            return .vector(childType: child, items)
         case (LV2URI.atomString, _), (LV2URI.atomPath, _), (LV2URI.atomURI, _):
             let text = b.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
             return .text(String(decoding: text, as: UTF8.self))
@@ -174,6 +206,16 @@ public struct LV2State: Sendable, Equatable {
                     let text = p.type == LV2URI.atomPath && !s.hasPrefix("/") && !directory.isEmpty ? directory + "/" + s : s
                     bytes = Array(text.utf8) + [0]
                 }
+            case .vector(let child, let items):
+                bytes = Self.bytes(of: UInt32(Self.vectorChildSize(child) ?? 4)) + Self.bytes(of: stage_lv2_map(child))
+                for x in items {
+                    switch child {
+                    case LV2URI.atomFloat: bytes += Self.bytes(of: Float(x))
+                    case LV2URI.atomDouble: bytes += Self.bytes(of: x)
+                    case LV2URI.atomLong: bytes += Self.bytes(of: Int64(x))
+                    default: bytes += Self.bytes(of: Int32(x))
+                    }
+                }
             case .bytes(let b): bytes = b
             }
             let ok = bytes.withUnsafeBytes {
@@ -182,6 +224,15 @@ public struct LV2State: Sendable, Equatable {
                     $0.baseAddress, UInt32($0.count))
             }
             if ok == 0 { throw UnitError("lv2: out of memory restoring state") }
+        }
+    }
+
+    /// Bytes of one element of an atom:Vector of `child`, nil for a child type not read.
+    static func vectorChildSize(_ child: String) -> Int? {
+        switch child {
+        case LV2URI.atomInt, LV2URI.atomFloat, LV2URI.atomBool: return 4
+        case LV2URI.atomLong, LV2URI.atomDouble: return 8
+        default: return nil
         }
     }
 
