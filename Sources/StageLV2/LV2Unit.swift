@@ -42,8 +42,9 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     private let audioInCount: Int
     private let audioOutCount: Int
     private let urids: (sequence: UInt32, chunk: UInt32, midi: UInt32)
-    /// The only MIDI channel (0-based) passed to the plugin, or nil for all.
-    private let channel: Int?
+    /// The notes passed to the plugin's MIDI input (channel and keys, as the synth's); other
+    /// channel messages pass when their channel does.
+    private let notes: NoteFilter
     /// What `prepare` restores after activating: the rack's preset, then its state.
     let startingState: LV2StartingState
     /// False for offline renders: the worker runs synchronously (see `LV2Worker`).
@@ -61,14 +62,14 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     /// Thread: control. The plugin is instantiated in `prepare`. `smoothed`: the symbols of
     /// the parameters the engine ramps (the rack's `smooth`).
     init(
-        info: LV2PluginInfo, world: LV2World, smoothed: Set<String> = [], channel: Int? = nil,
+        info: LV2PluginInfo, world: LV2World, smoothed: Set<String> = [], notes: NoteFilter = NoteFilter(),
         startingState: LV2StartingState = LV2StartingState(), realTime: Bool = true, settleWorkAtLoad: Bool = true
     ) {
         self.settleWorkAtLoad = settleWorkAtLoad
         self.info = info
         self.startingState = startingState
         self.realTime = realTime
-        self.channel = channel
+        self.notes = notes
         self.world = world
         controls = .allocate(capacity: max(info.ports.count, 1))
         controls.initialize(repeating: 0, count: max(info.ports.count, 1))
@@ -304,12 +305,23 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
             guard a.midi else { continue }
             for e in first..<last {
                 let message = events[e].message
-                if let channel, message.kind != .system, message.channel != channel { continue }
+                if !passes(message) { continue }
                 let frame = min(max(Int(events[e].frameOffset) - start, 0), end - start - 1)
                 appendMIDI(message, at: frame, to: a.buffer)
             }
         }
         return last
+    }
+
+    /// Whether the plugin's MIDI input gets `m`: notes by channel and key (`notes`), other
+    /// channel messages by channel, system messages always. Thread: render.
+    @inline(__always)
+    private func passes(_ m: MIDIMessage) -> Bool {
+        switch m.kind {
+        case .system: return true
+        case .noteOn, .noteOff, .polyPressure: return notes.takes(channel: m.channel, key: Int(m.data1))
+        default: return notes.channel == nil || notes.channel == m.channel
+        }
     }
 
     @inline(__always)

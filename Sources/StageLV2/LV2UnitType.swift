@@ -40,9 +40,6 @@ public struct LV2UnitType: UnitType {
                 key: "plugin", kind: .string, required: true,
                 help: "the plugin's URI, as `stagerack units lv2` or `lv2ls` lists it"),
             SettingSpec(
-                key: "channel", kind: .integer(1...16),
-                help: "the MIDI channel whose notes and controllers reach a plugin's MIDI input (default all)"),
-            SettingSpec(
                 key: "smooth", kind: .custom("an object of SYMBOL: seconds (0…10)"),
                 help: "parameters the host ramps over that time, stepping the plugin's port every "
                     + "\(LV2Unit.smoothingStep) frames (default none: a change lands at its frame)"),
@@ -58,7 +55,13 @@ public struct LV2UnitType: UnitType {
                 key: "allowNonRealtime", kind: .custom("true or false"),
                 help: "run a plugin that does not declare lv2:hardRTCapable (its run() may allocate "
                     + "or lock: a glitch risk on stage; default false)"),
-        ]
+        ] + NoteFilter.settingSpecs.map { spec in
+            var s = spec
+            s.help = spec.key == "channel"
+                ? "MIDI channel whose notes and controllers reach a plugin's MIDI input (default \"all\")"
+                : "keys whose notes reach a plugin's MIDI input, for splits and layers like the synth's (default all)"
+            return s
+        }
     }
 
     /// The plugin named by `plugin`, if it is installed. Thread: control.
@@ -104,6 +107,7 @@ public struct LV2UnitType: UnitType {
         if let refusal = LV2Host.refusal(info, allowNonRealtime: allowNonRealtime) {
             problems.append(SettingProblem(key: "plugin", message: refusal))
         }
+        if case .failure(let list) = NoteFilter.parse(settings) { problems += list.problems }
         return problems + checkSmoothing(settings, info) + checkPreset(settings, info) + checkState(settings, info)
     }
 
@@ -152,7 +156,7 @@ public struct LV2UnitType: UnitType {
         let start = LV2StartingState(
             presetURI: preset(settings, info)?.uri, state: state, directory: settings.rackDirectory)
         return LV2Unit(
-            info: info, world: world(), smoothed: smoothed, channel: settings.int("channel").map { $0 - 1 },
+            info: info, world: world(), smoothed: smoothed, notes: (try? NoteFilter.parse(settings).get()) ?? NoteFilter(),
             startingState: start, realTime: context.realTime, settleWorkAtLoad: settleWorkAtLoad)
     }
 
