@@ -15,7 +15,7 @@ import Glibc
 /// splits the block at every frame where a parameter changes, so a change lands at its
 /// frame; MIDI events go into the plugin's MIDI atom input at their frames. `deinit`
 /// (control thread: the render thread hands units back) deactivates and frees it.
-public final class LV2Unit: RackUnit, @unchecked Sendable {
+public final class LV2Unit: RackUnit, UnitReadout, @unchecked Sendable {
     public let info: LV2PluginInfo
     let world: LV2World
     private var instance: UnsafeMutablePointer<LilvInstance>?
@@ -45,6 +45,8 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     /// The notes passed to the plugin's MIDI input (channel and keys, as the synth's); other
     /// channel messages pass when their channel does.
     private let notes: NoteFilter
+    /// The control outputs shown as readouts.
+    let shownOutputs: [LV2Port]
     /// What `prepare` restores after activating: the rack's preset, then its state.
     let startingState: LV2StartingState
     /// False for offline renders: the worker runs synchronously (see `LV2Worker`).
@@ -63,9 +65,13 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     /// the parameters the engine ramps (the rack's `smooth`).
     init(
         info: LV2PluginInfo, world: LV2World, smoothed: Set<String> = [], notes: NoteFilter = NoteFilter(),
-        startingState: LV2StartingState = LV2StartingState(), realTime: Bool = true, settleWorkAtLoad: Bool = true
+        startingState: LV2StartingState = LV2StartingState(), realTime: Bool = true, settleWorkAtLoad: Bool = true,
+        meters: [String]? = nil
     ) {
         self.settleWorkAtLoad = settleWorkAtLoad
+        shownOutputs = info.controlOutputs.filter { p in
+            meters.map { $0.contains(p.symbol) } ?? (p.index != info.latencyPort)
+        }
         self.info = info
         self.startingState = startingState
         self.realTime = realTime
@@ -376,6 +382,12 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     public func outputValue(_ symbol: String) -> Float? {
         guard let p = info.controlOutputs.first(where: { $0.symbol == symbol }) else { return nil }
         return controls[p.index]
+    }
+
+    /// The control output ports the rack shows (`--meters`, `--status`): its `"meters"`
+    /// setting's, else every one but the latency port. Thread: any (not render).
+    public var readouts: [(name: String, value: Float)] {
+        shownOutputs.map { ($0.symbol, controls[$0.index]) }
     }
 
     /// The log messages the plugin wrote while rendering (counted, not printed). Thread: any.

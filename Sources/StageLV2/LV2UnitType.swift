@@ -52,6 +52,10 @@ public struct LV2UnitType: UnitType {
                 help: "the plugin's state (state:interface), restored after the preset when the rack loads; "
                     + "`stagerack lv2-state RACK UNIT` prints it"),
             SettingSpec(
+                key: "meters", kind: .custom("a list of control output symbols"),
+                help: "the plugin's control outputs shown by `play --meters` and `--status` "
+                    + "(default all but its latency port; [] none)"),
+            SettingSpec(
                 key: "allowNonRealtime", kind: .custom("true or false"),
                 help: "run a plugin that does not declare lv2:hardRTCapable (its run() may allocate "
                     + "or lock: a glitch risk on stage; default false)"),
@@ -108,6 +112,7 @@ public struct LV2UnitType: UnitType {
             problems.append(SettingProblem(key: "plugin", message: refusal))
         }
         if case .failure(let list) = NoteFilter.parse(settings) { problems += list.problems }
+        problems += checkMeters(settings, info)
         return problems + checkSmoothing(settings, info) + checkPreset(settings, info) + checkState(settings, info)
     }
 
@@ -131,6 +136,25 @@ public struct LV2UnitType: UnitType {
                 + names.map { "\"\($0)\"" }.joined(separator: ", ")
         }
         return [SettingProblem(key: "preset", message: message)]
+    }
+
+    /// The `meters` setting: symbols of control outputs, nil when absent or not a list.
+    func meters(_ settings: UnitSettings) -> [String]? {
+        settings.node("meters")?.elements.map { $0.compactMap(\.string) }
+    }
+
+    private func checkMeters(_ settings: UnitSettings, _ info: LV2PluginInfo) -> [SettingProblem] {
+        guard let node = settings.node("meters") else { return [] }
+        guard let items = node.elements, items.allSatisfy({ $0.string != nil }) else {
+            return [SettingProblem(key: "meters", message: "must be a list of control output symbols")]
+        }
+        let symbols = info.controlOutputs.map(\.symbol)
+        return items.compactMap(\.string).filter { !symbols.contains($0) }.map {
+            SettingProblem(
+                key: "meters",
+                message: "the plugin has no control output \"\($0)\"\(Suggest.hint(for: $0, in: symbols))"
+                    + (symbols.isEmpty ? " (it has none)" : "; its outputs: " + symbols.joined(separator: ", ")))
+        }
     }
 
     private func checkState(_ settings: UnitSettings, _ info: LV2PluginInfo) -> [SettingProblem] {
@@ -157,7 +181,8 @@ public struct LV2UnitType: UnitType {
             presetURI: preset(settings, info)?.uri, state: state, directory: settings.rackDirectory)
         return LV2Unit(
             info: info, world: world(), smoothed: smoothed, notes: (try? NoteFilter.parse(settings).get()) ?? NoteFilter(),
-            startingState: start, realTime: context.realTime, settleWorkAtLoad: settleWorkAtLoad)
+            startingState: start, realTime: context.realTime, settleWorkAtLoad: settleWorkAtLoad,
+            meters: meters(settings))
     }
 
     /// The `smooth` setting: symbol → seconds (unchecked entries left out).
