@@ -60,6 +60,29 @@ final class LV2WorkerPairTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(last.endRuns, Float(blocks), "end_run after every run")
     }
 
+    /// Offline (`realTime: false`) the work runs at once and its answer is delivered after
+    /// the same run(): block k sees exactly k − 1 answers, whatever the threads do.
+    func testOfflineWorkIsAnsweredWithinItsBlock() throws {
+        try Self.load()
+        let rack = """
+            { "format": 2, "units": { "w": { "type": "lv2", "plugin": "\(Self.uri)" }, "out": { "type": "output" } },
+              "connections": [ "w -> out" ] }
+            """
+        let registry = LV2Testing.registry
+        let plan = try GraphCompiler(registry: registry).compile(
+            try RackReader(registry: registry).read(text: rack, file: "test.json"),
+            options: GraphCompiler.Options(sampleRate: 48000, maxFrames: 64, hostInputChannels: 1, realTime: false))
+        let u = try XCTUnwrap(plan.unitIDs.firstIndex(of: "w"))
+        let step = try XCTUnwrap(plan.steps.first { $0.unit == u })
+        let engine = RenderEngine(plan: plan)
+        for k in 1...500 {
+            engine.render(frameCount: 64)
+            XCTAssertEqual(step.outputs[0][0][0], Float(k - 1), "block \(k)")
+            if step.outputs[0][0][0] != Float(k - 1) { break }
+        }
+        XCTAssertEqual(step.outputs[0][0][1], 0, "in order")
+    }
+
     static let source = """
         #include <lv2/core/lv2.h>
         #include <lv2/worker/worker.h>
