@@ -97,6 +97,9 @@ final class LV2WorkerTests: XCTestCase {
         try requireConvolver()
         let before = Self.threads(named: "stagerack-lv2w")
         try checkLiveSwap(before: before)
+        // The render thread's closure (holding the plan) is released when Foundation lets go
+        // of its Thread object: wait for that, up to 5 s.
+        for _ in 0..<500 where Self.threads(named: "stagerack-lv2w") != before { usleep(10000) }
         XCTAssertEqual(Self.threads(named: "stagerack-lv2w"), before, "the worker thread ends with the unit")
     }
 
