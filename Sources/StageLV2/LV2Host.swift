@@ -10,14 +10,17 @@ import Glibc
 /// Host features: `urid:map`, `urid:unmap` (one process-wide table, in C), `options`
 /// (`bufsz:minBlockLength` 1, `bufsz:maxBlockLength` the engine's largest block,
 /// `bufsz:sequenceSize`, `param:sampleRate`), `bufsz:boundedBlockLength`, `log` (printed
-/// while instantiating, counted once rendering). Not given (a plugin that requires one is
-/// refused with its name): `worker`, `state:*`, `bufsz:fixedBlockLength`,
+/// while instantiating, counted once rendering), `worker:schedule` (`LV2Worker`: a worker
+/// thread per instance), `state:mapPath` and `state:freePath` (paths stay absolute). Not
+/// given (a plugin that requires one is refused with its name): `state:threadSafeRestore`
+/// (state is restored only before the first render), `bufsz:fixedBlockLength`,
 /// `bufsz:powerOf2BlockLength`, `data-access`, `instance-access`, `uri-map`, `event`.
 /// Thread: control.
 enum LV2Host {
     static let supportedFeatures: Set<String> = [
         LV2URI.urid, LV2URI.unmap, LV2URI.options, LV2URI.log, LV2URI.boundedBlockLength,
-        LV2URI.hardRTCapable, LV2URI.isLive, LV2URI.inPlaceBroken,
+        LV2URI.hardRTCapable, LV2URI.isLive, LV2URI.inPlaceBroken, LV2URI.workerSchedule, LV2URI.mapPath,
+        LV2URI.freePath,
     ]
 
     /// Bytes of each atom port's buffer (at least; a port's `rsz:minimumSize` can ask more).
@@ -45,6 +48,9 @@ enum LV2Host {
 /// Thread: control (made before `instantiate`, freed after `lilv_instance_free`).
 final class LV2FeatureList {
     let list: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
+    /// The features given to the plugin's state `save` and `restore`: URID map and unmap,
+    /// `state:mapPath`, `state:freePath`, log (no worker: restore is not thread-safe here).
+    let stateList: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
     let log: UnsafeMutablePointer<stage_lv2_log>
     private let options: UnsafeMutablePointer<LV2_Options_Option>
     private let ints: UnsafeMutablePointer<Int32>
@@ -52,7 +58,10 @@ final class LV2FeatureList {
     private let owned: UnsafeMutablePointer<LV2_Feature>
     private var strings: [UnsafeMutablePointer<CChar>] = []
 
-    init(pluginName: String, sampleRate: Double, maxFrames: Int, sequenceBytes: Int) {
+    init(
+        pluginName: String, sampleRate: Double, maxFrames: Int, sequenceBytes: Int,
+        worker: UnsafePointer<LV2_Feature>? = nil
+    ) {
         log = .allocate(capacity: 1)
         stage_lv2_log_init(log, "lv2 \(pluginName)")
         ints = .allocate(capacity: 3)
@@ -80,18 +89,25 @@ final class LV2FeatureList {
         strings = [optionsURI, boundedURI]
         owned[0] = LV2_Feature(URI: optionsURI, data: UnsafeMutableRawPointer(options))
         owned[1] = LV2_Feature(URI: boundedURI, data: nil)
-        list = .allocate(capacity: 6)
-        list[0] = stage_lv2_urid_map_feature()
-        list[1] = stage_lv2_urid_unmap_feature()
-        list[2] = UnsafePointer(owned)
-        list[3] = UnsafePointer(owned + 1)
-        list[4] = (UnsafeRawPointer(log) + MemoryLayout<stage_lv2_log>.offset(of: \.feature)!)
-            .assumingMemoryBound(to: LV2_Feature.self)
-        list[5] = nil
+        var all: [UnsafePointer<LV2_Feature>?] = [
+            stage_lv2_urid_map_feature(), stage_lv2_urid_unmap_feature(), UnsafePointer(owned),
+            UnsafePointer(owned + 1),
+            (UnsafeRawPointer(log) + MemoryLayout<stage_lv2_log>.offset(of: \.feature)!)
+                .assumingMemoryBound(to: LV2_Feature.self),
+            stage_lv2_map_path_feature(), stage_lv2_free_path_feature(),
+        ]
+        let forState = all + [nil]
+        stateList = .allocate(capacity: forState.count)
+        stateList.initialize(from: forState, count: forState.count)
+        if let worker { all.append(worker) }
+        all.append(nil)
+        list = .allocate(capacity: all.count)
+        list.initialize(from: all, count: all.count)
     }
 
     deinit {
         list.deallocate()
+        stateList.deallocate()
         owned.deallocate()
         options.deallocate()
         ints.deallocate()

@@ -64,6 +64,17 @@ public enum LV2Parameters {
         }
     }
 
+    /// The parameter value for port value `value` (the inverse of `portValue`: a choice's
+    /// index of the nearest scale point, a switch on above the port's minimum). Thread: any.
+    static func parameterValue(_ value: Float, _ port: LV2Port) -> Float {
+        if port.enumeration && !port.scalePoints.isEmpty {
+            let i = port.scalePoints.indices.min { abs(port.scalePoints[$0].value - value) < abs(port.scalePoints[$1].value - value) } ?? 0
+            return Float(i)
+        }
+        if port.toggled { return value > port.minimum ? 1 : 0 }
+        return min(max(value, port.minimum), port.maximum)
+    }
+
     /// How one control input port turns a parameter value into a port value, made on the
     /// control thread; `points` is memory the unit owns. A plain value: copying it retains
     /// nothing, so the render thread reads it freely.

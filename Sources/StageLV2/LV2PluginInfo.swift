@@ -52,6 +52,8 @@ public struct LV2PluginInfo: Sendable, Equatable {
     public var ports: [LV2Port]
     public var requiredFeatures: [String]
     public var optionalFeatures: [String]
+    /// The plugin's `lv2:extensionData` (`worker:interface`, `state:interface`, …).
+    public var extensionData: [String] = []
     /// `lv2:hardRTCapable` among the plugin's features: its `run` is real-time safe.
     public var hardRTCapable: Bool
     /// The control output port reporting latency in frames, if any.
@@ -62,6 +64,13 @@ public struct LV2PluginInfo: Sendable, Equatable {
     public var controlInputs: [LV2Port] { ports.filter { $0.kind == .controlInput } }
     public var controlOutputs: [LV2Port] { ports.filter { $0.kind == .controlOutput } }
     /// Whether an atom input port takes MIDI: notes and controllers are routed to it.
+    /// Whether it schedules work (`worker:schedule`): it gets a worker thread.
+    public var usesWorker: Bool {
+        extensionData.contains(LV2URI.workerInterface) || requiredFeatures.contains(LV2URI.workerSchedule)
+            || optionalFeatures.contains(LV2URI.workerSchedule)
+    }
+    /// Whether it has state beyond its ports (`state:interface`): saved into the rack file.
+    public var hasState: Bool { extensionData.contains(LV2URI.stateInterface) }
     public var takesMIDI: Bool { ports.contains { $0.kind == .atomInput(midi: true) } }
 }
 
@@ -98,6 +107,21 @@ enum LV2URI {
     static let log = "http://lv2plug.in/ns/ext/log#log"
     static let isLive = "http://lv2plug.in/ns/lv2core#isLive"
     static let inPlaceBroken = "http://lv2plug.in/ns/lv2core#inPlaceBroken"
+    static let workerSchedule = "http://lv2plug.in/ns/ext/worker#schedule"
+    static let workerInterface = "http://lv2plug.in/ns/ext/worker#interface"
+    static let stateInterface = "http://lv2plug.in/ns/ext/state#interface"
+    static let mapPath = "http://lv2plug.in/ns/ext/state#mapPath"
+    static let freePath = "http://lv2plug.in/ns/ext/state#freePath"
+    static let preset = "http://lv2plug.in/ns/ext/presets#Preset"
+    static let label = "http://www.w3.org/2000/01/rdf-schema#label"
+    static let atomPath = "http://lv2plug.in/ns/ext/atom#Path"
+    static let atomString = "http://lv2plug.in/ns/ext/atom#String"
+    static let atomBool = "http://lv2plug.in/ns/ext/atom#Bool"
+    static let atomLong = "http://lv2plug.in/ns/ext/atom#Long"
+    static let atomDouble = "http://lv2plug.in/ns/ext/atom#Double"
+    static let atomURI = "http://lv2plug.in/ns/ext/atom#URI"
+    static let atomURID = "http://lv2plug.in/ns/ext/atom#URID"
+    static let atomVector = "http://lv2plug.in/ns/ext/atom#Vector"
 }
 
 extension LV2PluginInfo {
@@ -110,6 +134,7 @@ extension LV2PluginInfo {
         libraryPath = Lilv.path(fromFileURI: lilv_plugin_get_library_uri(plugin)) ?? ""
         requiredFeatures = Lilv.strings(lilv_plugin_get_required_features(plugin), owned: true)
         optionalFeatures = Lilv.strings(lilv_plugin_get_optional_features(plugin), owned: true)
+        extensionData = Lilv.strings(lilv_plugin_get_extension_data(plugin), owned: true)
         hardRTCapable = Lilv.withURI(world, LV2URI.hardRTCapable) { lilv_plugin_has_feature(plugin, $0) }
         latencyPort = lilv_plugin_has_latency(plugin) ? Int(lilv_plugin_get_latency_port_index(plugin)) : nil
         ports = (0..<lilv_plugin_get_num_ports(plugin)).compactMap { i in

@@ -15,7 +15,7 @@ import Glibc
 /// splits the block at every frame where a parameter changes, so a change lands at its
 /// frame; MIDI events go into the plugin's MIDI atom input at their frames. `deinit`
 /// (control thread: the render thread hands units back) deactivates and frees it.
-public final class LV2Unit: RackUnit, @unchecked Sendable {
+public final class LV2Unit: RackUnit, UnitReadout, @unchecked Sendable {
     public let info: LV2PluginInfo
     let world: LV2World
     private var instance: UnsafeMutablePointer<LilvInstance>?
@@ -42,17 +42,40 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     private let audioInCount: Int
     private let audioOutCount: Int
     private let urids: (sequence: UInt32, chunk: UInt32, midi: UInt32)
-    /// The only MIDI channel (0-based) passed to the plugin, or nil for all.
-    private let channel: Int?
+    /// The notes passed to the plugin's MIDI input (channel and keys, as the synth's); other
+    /// channel messages pass when their channel does.
+    private let notes: NoteFilter
+    /// The control outputs shown as readouts.
+    let shownOutputs: [LV2Port]
+    /// What `prepare` restores after activating: the rack's preset, then its state.
+    let startingState: LV2StartingState
+    /// False for offline renders: the worker runs synchronously (see `LV2Worker`).
+    let realTime: Bool
+    /// Whether `prepare` settles the worker (see `LV2UnitType.settleWorkAtLoad`).
+    let settleWorkAtLoad: Bool
+    private var worker: LV2Worker?
+    private var stateInterface: UnsafePointer<LV2_State_Interface>?
+    /// The latency port's value after the probe run in `prepare` (frames).
+    private var probedLatency = 0
 
     /// Frames between port updates of a parameter the rack smooths (`smooth`).
     public static let smoothingStep = 16
 
     /// Thread: control. The plugin is instantiated in `prepare`. `smoothed`: the symbols of
     /// the parameters the engine ramps (the rack's `smooth`).
-    init(info: LV2PluginInfo, world: LV2World, smoothed: Set<String> = [], channel: Int? = nil) {
+    init(
+        info: LV2PluginInfo, world: LV2World, smoothed: Set<String> = [], notes: NoteFilter = NoteFilter(),
+        startingState: LV2StartingState = LV2StartingState(), realTime: Bool = true, settleWorkAtLoad: Bool = true,
+        meters: [String]? = nil
+    ) {
+        self.settleWorkAtLoad = settleWorkAtLoad
+        shownOutputs = info.controlOutputs.filter { p in
+            meters.map { $0.contains(p.symbol) } ?? (p.index != info.latencyPort)
+        }
         self.info = info
-        self.channel = channel
+        self.startingState = startingState
+        self.realTime = realTime
+        self.notes = notes
         self.world = world
         controls = .allocate(capacity: max(info.ports.count, 1))
         controls.initialize(repeating: 0, count: max(info.ports.count, 1))
@@ -75,6 +98,7 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     }
 
     deinit {
+        worker?.stop()
         if let instance {
             if active { lilv_instance_deactivate(instance) }
             world.free(instance)
@@ -96,8 +120,10 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
         let frames = max(spec.maxFrames, 1)
         let bytes = info.ports.map(\.minimumSize).reduce(LV2Host.atomBufferBytes, max)
         atomCapacity = UInt32((bytes + 7) & ~7)
+        let worker = info.usesWorker ? try LV2Worker() : nil
         let list = LV2FeatureList(
-            pluginName: info.name, sampleRate: spec.sampleRate, maxFrames: frames, sequenceBytes: Int(atomCapacity))
+            pluginName: info.name, sampleRate: spec.sampleRate, maxFrames: frames, sequenceBytes: Int(atomCapacity),
+            worker: worker?.feature)
         guard let made = world.instantiate(info.uri, sampleRate: spec.sampleRate, features: list.list) else {
             throw UnitError(
                 "lv2: \(info.uri) failed to instantiate (lilv_plugin_instantiate returned NULL; "
@@ -112,10 +138,72 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
         silence!.initialize(repeating: 0, count: frames)
         scratch = .allocate(capacity: frames)
         scratch!.initialize(repeating: 0, count: frames)
+        self.worker = worker
+        if let worker, let iface = lilv_instance_get_extension_data(made, LV2URI.workerInterface) {
+            worker.attach(iface.assumingMemoryBound(to: LV2_Worker_Interface.self), instance: handle)
+        }
+        stateInterface = lilv_instance_get_extension_data(made, LV2URI.stateInterface)?
+            .assumingMemoryBound(to: LV2_State_Interface.self)
         connectFixedPorts()
         lilv_instance_activate(made)
         active = true
+        try restoreStartingState(made, list)
+        if settleWorkAtLoad { worker?.settle() }
+        if info.latencyPort != nil { probeLatency(frames: frames) }
+        try worker?.start(realTime: realTime)
         list.log.pointee.realtime = 1
+    }
+
+    /// The rack's preset (lilv restores its state), then the rack's `state`, through the
+    /// plugin's `restore`; work they schedule waits for `settle`. Thread: control.
+    private func restoreStartingState(_ made: UnsafeMutablePointer<LilvInstance>, _ list: LV2FeatureList) throws {
+        if let preset = startingState.presetURI {
+            try world.restorePreset(preset, into: made, features: list.stateList)
+        }
+        guard let state = startingState.state, !state.properties.isEmpty else { return }
+        guard let iface = stateInterface, iface.pointee.restore != nil else {
+            throw UnitError("lv2: \(info.uri) has no state:interface: its \"state\" cannot be restored")
+        }
+        var raw = stage_lv2_state()
+        defer { stage_lv2_state_clear(&raw) }
+        try state.fill(&raw, directory: startingState.directory)
+        let status = stage_lv2_state_restore(iface, handle, &raw, list.stateList)
+        if status != 0 {
+            throw UnitError("lv2: \(info.uri) refused its \"state\" (\(LV2StateStatus.describe(status)))")
+        }
+    }
+
+    /// The plugin's state now (its `save`), for the rack file. May run while the unit
+    /// renders (the spec allows `save` beside `run`). Thread: control.
+    public func saveState() throws -> LV2State {
+        guard let iface = stateInterface, iface.pointee.save != nil, let features else { return LV2State() }
+        var raw = stage_lv2_state()
+        defer { stage_lv2_state_clear(&raw) }
+        let status = stage_lv2_state_save(iface, handle, &raw, features.stateList)
+        if status != 0 { throw UnitError("lv2: \(info.uri) could not save its state (\(LV2StateStatus.describe(status)))") }
+        return LV2State(raw)
+    }
+
+    /// Runs one block of silence so that the plugin writes its latency port (plugins report
+    /// latency from run()). Thread: control, before the first render.
+    private func probeLatency(frames: Int) {
+        for i in 0..<atomInputCount { stage_lv2_sequence_clear(atomInputs![i].buffer, urids.sequence) }
+        for i in 0..<atomOutputCount { stage_lv2_output_prepare(atomOutputs![i], atomCapacity, urids.chunk) }
+        for i in 0..<audioInCount { connect(audioIn[i], UnsafeMutableRawPointer(silence!)) }
+        for i in 0..<audioOutCount { connect(audioOut[i], UnsafeMutableRawPointer(scratch!)) }
+        runFunction?(handle, UInt32(frames))
+        if settleWorkAtLoad { worker?.settle() }
+        if let p = info.latencyPort { probedLatency = max(0, Int(controls[p].rounded())) }
+        silence!.update(repeating: 0, count: frames)
+    }
+
+    /// The plugin's latency (its `lv2:reportsLatency` port, read at load), frames.
+    /// Thread: any, after prepare.
+    public var latencyFrames: Int { probedLatency }
+
+    /// Work the plugin's worker did and responses delivered (tests, status). Thread: any.
+    public var workerCounts: (works: UInt64, responses: UInt64, dropped: UInt64)? {
+        worker.map { ($0.worksDone, $0.responsesDelivered, $0.dropped) }
     }
 
     /// Connects the ports that keep one buffer: control, atom, CV. Thread: control.
@@ -182,6 +270,7 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
             for i in 0..<atomOutputCount { stage_lv2_output_prepare(atomOutputs![i], atomCapacity, urids.chunk) }
             connectAudio(context, offset: start)
             run(handle, UInt32(end - start))
+            worker?.deliver()
             start = end
         }
     }
@@ -222,12 +311,23 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
             guard a.midi else { continue }
             for e in first..<last {
                 let message = events[e].message
-                if let channel, message.kind != .system, message.channel != channel { continue }
+                if !passes(message) { continue }
                 let frame = min(max(Int(events[e].frameOffset) - start, 0), end - start - 1)
                 appendMIDI(message, at: frame, to: a.buffer)
             }
         }
         return last
+    }
+
+    /// Whether the plugin's MIDI input gets `m`: notes by channel and key (`notes`), other
+    /// channel messages by channel, system messages always. Thread: render.
+    @inline(__always)
+    private func passes(_ m: MIDIMessage) -> Bool {
+        switch m.kind {
+        case .system: return true
+        case .noteOn, .noteOff, .polyPressure: return notes.takes(channel: m.channel, key: Int(m.data1))
+        default: return notes.channel == nil || notes.channel == m.channel
+        }
     }
 
     @inline(__always)
@@ -282,6 +382,12 @@ public final class LV2Unit: RackUnit, @unchecked Sendable {
     public func outputValue(_ symbol: String) -> Float? {
         guard let p = info.controlOutputs.first(where: { $0.symbol == symbol }) else { return nil }
         return controls[p.index]
+    }
+
+    /// The control output ports the rack shows (`--meters`, `--status`): its `"meters"`
+    /// setting's, else every one but the latency port. Thread: any (not render).
+    public var readouts: [(name: String, value: Float)] {
+        shownOutputs.map { ($0.symbol, controls[$0.index]) }
     }
 
     /// The log messages the plugin wrote while rendering (counted, not printed). Thread: any.

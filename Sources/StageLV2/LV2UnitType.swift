@@ -15,9 +15,17 @@ public enum LV2Units {
 /// `parameters` and `make` read `LV2World.shared` and run on the control thread.
 public struct LV2UnitType: UnitType {
     public let world: @Sendable () -> LV2World
+    /// Whether work a plugin schedules while its preset or state is restored is done before
+    /// the unit's first block (`LV2Worker.settle`: an IR or sample is loaded when the rack
+    /// starts). False leaves it to the worker thread once rendering (the first blocks play
+    /// before it is loaded): the tests' way to exercise the thread pair.
+    public let settleWorkAtLoad: Bool
 
     /// `world` is the process's world unless a test gives another.
-    public init(world: @escaping @Sendable () -> LV2World = { LV2World.shared }) { self.world = world }
+    public init(world: @escaping @Sendable () -> LV2World = { LV2World.shared }, settleWorkAtLoad: Bool = true) {
+        self.world = world
+        self.settleWorkAtLoad = settleWorkAtLoad
+    }
 
     public var name: String { "lv2" }
     public var summary: String {
@@ -32,17 +40,32 @@ public struct LV2UnitType: UnitType {
                 key: "plugin", kind: .string, required: true,
                 help: "the plugin's URI, as `stagerack units lv2` or `lv2ls` lists it"),
             SettingSpec(
-                key: "channel", kind: .integer(1...16),
-                help: "the MIDI channel whose notes and controllers reach a plugin's MIDI input (default all)"),
-            SettingSpec(
                 key: "smooth", kind: .custom("an object of SYMBOL: seconds (0…10)"),
                 help: "parameters the host ramps over that time, stepping the plugin's port every "
                     + "\(LV2Unit.smoothingStep) frames (default none: a change lands at its frame)"),
             SettingSpec(
+                key: "preset", kind: .string,
+                help: "a preset from the plugin's own bundle, by name (`stagerack units URI` lists them): "
+                    + "its port values become the parameters' defaults (\"params\" still win) and its state is restored"),
+            SettingSpec(
+                key: "state", kind: .custom("an object of PROPERTY-URI: { \"type\": TYPE-URI, \"value\" or \"base64\": … }"),
+                help: "the plugin's state (state:interface), restored after the preset when the rack loads; "
+                    + "`stagerack lv2-state RACK UNIT` prints it"),
+            SettingSpec(
+                key: "meters", kind: .custom("a list of control output symbols"),
+                help: "the plugin's control outputs shown by `play --meters` and `--status` "
+                    + "(default all but its latency port; [] none)"),
+            SettingSpec(
                 key: "allowNonRealtime", kind: .custom("true or false"),
                 help: "run a plugin that does not declare lv2:hardRTCapable (its run() may allocate "
                     + "or lock: a glitch risk on stage; default false)"),
-        ]
+        ] + NoteFilter.settingSpecs.map { spec in
+            var s = spec
+            s.help = spec.key == "channel"
+                ? "MIDI channel whose notes and controllers reach a plugin's MIDI input (default \"all\")"
+                : "keys whose notes reach a plugin's MIDI input, for splits and layers like the synth's (default all)"
+            return s
+        }
     }
 
     /// The plugin named by `plugin`, if it is installed. Thread: control.
@@ -53,9 +76,11 @@ public struct LV2UnitType: UnitType {
     public func parameters(_ settings: UnitSettings) -> [ParameterSpec] {
         guard let info = plugin(settings) else { return [] }
         let smooth = smoothing(settings)
-        return LV2Parameters.specs(info).map { spec in
+        let presetValues = preset(settings, info).map { world().presetPortValues($0.uri) } ?? [:]
+        return zip(LV2Parameters.specs(info), info.controlInputs).map { spec, port in
             var s = spec
             if let seconds = smooth[spec.id], spec.unit != .choice { s.smoothingSeconds = Float(seconds) }
+            if let v = presetValues[spec.id] { s.defaultValue = LV2Parameters.parameterValue(v, port) }
             return s
         }
     }
@@ -86,7 +111,63 @@ public struct LV2UnitType: UnitType {
         if let refusal = LV2Host.refusal(info, allowNonRealtime: allowNonRealtime) {
             problems.append(SettingProblem(key: "plugin", message: refusal))
         }
-        return problems + checkSmoothing(settings, info)
+        if case .failure(let list) = NoteFilter.parse(settings) { problems += list.problems }
+        problems += checkMeters(settings, info)
+        return problems + checkSmoothing(settings, info) + checkPreset(settings, info) + checkState(settings, info)
+    }
+
+    /// The preset the unit's `preset` names, nil when none or unknown. Thread: control.
+    func preset(_ settings: UnitSettings, _ info: LV2PluginInfo) -> LV2Preset? {
+        guard let name = settings.string("preset") else { return nil }
+        return world().presets(info.uri).first { $0.name == name }
+    }
+
+    private func checkPreset(_ settings: UnitSettings, _ info: LV2PluginInfo) -> [SettingProblem] {
+        guard let node = settings.node("preset") else { return [] }
+        guard let name = node.string else { return [SettingProblem(key: "preset", message: "must be a preset's name")] }
+        let presets = world().presets(info.uri)
+        if presets.contains(where: { $0.name == name }) { return [] }
+        let names = presets.map(\.name)
+        let message: String
+        if names.isEmpty {
+            message = "\(info.uri) ships no presets"
+        } else {
+            message = "\(info.uri) has no preset \"\(name)\"\(Suggest.hint(for: name, in: names)); its presets: "
+                + names.map { "\"\($0)\"" }.joined(separator: ", ")
+        }
+        return [SettingProblem(key: "preset", message: message)]
+    }
+
+    /// The `meters` setting: symbols of control outputs, nil when absent or not a list.
+    func meters(_ settings: UnitSettings) -> [String]? {
+        settings.node("meters")?.elements.map { $0.compactMap(\.string) }
+    }
+
+    private func checkMeters(_ settings: UnitSettings, _ info: LV2PluginInfo) -> [SettingProblem] {
+        guard let node = settings.node("meters") else { return [] }
+        guard let items = node.elements, items.allSatisfy({ $0.string != nil }) else {
+            return [SettingProblem(key: "meters", message: "must be a list of control output symbols")]
+        }
+        let symbols = info.controlOutputs.map(\.symbol)
+        return items.compactMap(\.string).filter { !symbols.contains($0) }.map {
+            SettingProblem(
+                key: "meters",
+                message: "the plugin has no control output \"\($0)\"\(Suggest.hint(for: $0, in: symbols))"
+                    + (symbols.isEmpty ? " (it has none)" : "; its outputs: " + symbols.joined(separator: ", ")))
+        }
+    }
+
+    private func checkState(_ settings: UnitSettings, _ info: LV2PluginInfo) -> [SettingProblem] {
+        guard let node = settings.node("state") else { return [] }
+        do {
+            _ = try LV2State(json: node)
+        } catch {
+            return [SettingProblem(key: "state", message: error.message)]
+        }
+        if !info.hasState {
+            return [SettingProblem(key: "state", message: "\(info.uri) has no state:interface: it keeps no state")]
+        }
+        return []
     }
 
     /// Instantiates the plugin (in `prepare`, once the block size is known). Thread: control.
@@ -95,7 +176,13 @@ public struct LV2UnitType: UnitType {
             throw UnitError("lv2: no plugin \(settings.string("plugin") ?? "(none)") is installed")
         }
         let smoothed = Set(parameters(settings).filter { $0.smoothingSeconds > 0 }.map(\.id))
-        return LV2Unit(info: info, world: world(), smoothed: smoothed, channel: settings.int("channel").map { $0 - 1 })
+        let state = try settings.node("state").map { node throws(UnitError) in try LV2State(json: node) }
+        let start = LV2StartingState(
+            presetURI: preset(settings, info)?.uri, state: state, directory: settings.rackDirectory)
+        return LV2Unit(
+            info: info, world: world(), smoothed: smoothed, notes: (try? NoteFilter.parse(settings).get()) ?? NoteFilter(),
+            startingState: start, realTime: context.realTime, settleWorkAtLoad: settleWorkAtLoad,
+            meters: meters(settings))
     }
 
     /// The `smooth` setting: symbol → seconds (unchecked entries left out).

@@ -26,17 +26,20 @@ public final class LV2World: @unchecked Sendable {
     /// Wall-clock seconds `lilv_world_load_all` took.
     public let loadSeconds: Double
 
-    private struct State {
+    struct State {
         let world: OpaquePointer
         /// Made on first use: reading every plugin's name costs more than loading the world.
         var summaries: [LV2PluginSummary]?
         var infos: [String: LV2PluginInfo] = [:]
+        /// Presets by plugin URI, and each preset's port values, read on first use.
+        var presets: [String: [LV2Preset]] = [:]
+        var presetValues: [String: [String: Float]] = [:]
     }
     private var guarded: State
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Runs `body` with the lock held.
-    private func withLock<T>(_ body: (inout State) -> T) -> T {
+    func withLock<T>(_ body: (inout State) -> T) -> T {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
         return body(&guarded)
@@ -88,6 +91,7 @@ public final class LV2World: @unchecked Sendable {
             lilv_node_free(node)
             s.summaries = nil
             s.infos = [:]
+            s.presets = [:]
         }
     }
 

@@ -32,6 +32,8 @@ public struct StatusRecord: Sendable, Equatable {
     public var midiLate = 0
     /// Units' read-only meters: gain reduction in dB by unit id (`comp` 3.2).
     public var gainReduction: [(unit: String, dB: Float)] = []
+    /// Units' read-only values (`unit: name value, …`: LV2 control outputs).
+    public var readouts: [String] = []
     /// Frames the device lost without an ALSA error (counted apart from xruns), in gaps.
     public var lostFrames = 0
     public var lostGaps = 0
@@ -68,7 +70,7 @@ public struct StatusRecord: Sendable, Equatable {
             && a.realtime == b.realtime && a.midiLost == b.midiLost && a.midiLate == b.midiLate
             && a.lostFrames == b.lostFrames && a.lostGaps == b.lostGaps
             && a.gainReduction.map(\.unit) == b.gainReduction.map(\.unit) && a.gainReduction.map(\.dB) == b.gainReduction.map(\.dB)
-            && a.tracks == b.tracks
+            && a.tracks == b.tracks && a.readouts == b.readouts
     }
 }
 
@@ -93,6 +95,7 @@ public func statusLine(_ r: StatusRecord) -> String {
     s += midiTroubleText(r)
     if !r.gainReduction.isEmpty { s += " | " + gainReductionText(r) }
     if !r.tracks.isEmpty { s += " | " + r.tracks.joined(separator: ", ") }
+    if !r.readouts.isEmpty { s += " | " + r.readouts.joined(separator: " | ") }
     return s
 }
 
@@ -171,6 +174,7 @@ public struct MeterView: Sendable {
         out.append(fit(last))
         if !r.gainReduction.isEmpty { out.append(fit(gainReductionText(r))) }
         if !r.tracks.isEmpty { out.append(fit(r.tracks.joined(separator: "   "))) }
+        for line in r.readouts { out.append(fit(line)) }
         return out
     }
 

@@ -35,6 +35,34 @@ enum LV2Listing {
         if !info.controlOutputs.isEmpty {
             lines.append("  outputs (read-only): " + info.controlOutputs.map(\.symbol).joined(separator: ", "))
         }
+        if info.latencyPort != nil { lines.append("  reports its latency (read when the rack loads)") }
+        if info.usesWorker { lines.append("  schedules work: runs a worker thread (worker:schedule)") }
+        if info.hasState {
+            lines.append("  has state: saved into the unit's \"state\" (`stagerack units URI --state` prints it)")
+        }
+        let presets = world.presets(uri)
+        lines.append(
+            presets.isEmpty
+                ? "  presets: none"
+                : "  presets (\"preset\": NAME): " + presets.map { "\"\($0.name)\"" }.joined(separator: ", "))
         return lines
+    }
+
+    /// `units URI --state [--preset NAME]`: the state of a new instance (after the preset),
+    /// as a unit's `"state"` in a rack file. Thread: main (control).
+    static func state(_ uri: String, preset: String?) throws -> [String] {
+        guard let info = LV2World.shared.plugin(uri) else {
+            throw UsageError(message: LV2UnitType.missingMessage(uri, LV2World.shared))
+        }
+        var settings: [String: JSONValue] = ["plugin": .string(uri)]
+        if let preset { settings["preset"] = .string(preset) }
+        if !info.hasState { throw UsageError(message: "\(uri) has no state:interface: it keeps no state") }
+        do {
+            let harness = try UnitHarness(type: LV2UnitType(), settings: settings, maxFrames: 256)
+            guard let unit = harness.unit as? LV2Unit else { return [] }
+            return ["\"state\": " + (try unit.saveState().json())]
+        } catch let e as UnitError {
+            throw UsageError(message: e.message)
+        }
     }
 }

@@ -250,6 +250,7 @@ final class LiveSession {
                 status.midiLost = (midiInput.map { $0.engineEventsDropped + $0.router.actionsDropped + $0.inputOverruns } ?? 0)
                 status.midiLate = player.eventsLate.load(ordering: .relaxed)
                 status.gainReduction = switcher.unitMeters.map { ($0.unitID, $0.value) }
+                status.readouts = switcher.unitReadouts.map(\.text)
                 status.tracks = switcher.unitTransports.map {
                     let t = $0.transport
                     return TrackReading(

@@ -182,6 +182,8 @@ final class StatusView {
     var gainReduction: [(unit: String, dB: Float)] = []
     /// The playing rack's players and loopers (`TrackReading.text`).
     var tracks: [String] = []
+    /// The playing rack's units' read-only values (`UnitReadoutReading.text`: LV2 outputs).
+    var readouts: [String] = []
     private var loggedLost = 0
     var framesBefore = 0 {
         didSet {
@@ -212,6 +214,7 @@ final class StatusView {
             realtime: realtime, midiLost: midiLost, midiLate: midiLate, gainReduction: gainReduction)
             .withLost(frames: s.lostFrames, gaps: s.lostGaps)
         r.tracks = tracks
+        r.readouts = readouts
         return r
     }
 

@@ -8,16 +8,21 @@ import Glibc
 /// `stagerack units`: every unit type with its settings and parameters.
 enum UnitsCommand {
     static let help = """
-        usage: stagerack units [TYPE | lv2 | PLUGIN-URI]
+        usage: stagerack units [TYPE | lv2 | PLUGIN-URI [--state [--preset NAME]]]
 
         Lists every unit type, or one, with its settings and its parameters
         (name, range, unit, default). `units lv2` lists the installed LV2 plugins
-        with their URIs; `units URI` shows one plugin's parameters.
+        with their URIs; `units URI` shows one plugin's parameters and presets;
+        `units URI --state` prints a new instance's state (after `--preset NAME`)
+        as a rack unit's "state".
         """
 
     static func run(_ args: [String]) throws -> Int32 {
-        let a = try Arguments(args, valueOptions: [], flagOptions: [])
+        let a = try Arguments(args, valueOptions: ["--preset"], flagOptions: ["--state"])
         var types = Registry.standard.types
+        if let name = a.positional.first, name.contains(":"), a.flags.contains("--state") {
+            return emit(try LV2Listing.state(name, preset: a.options["--preset"]))
+        }
         if let name = a.positional.first, name.contains(":") {
             return emit(try LV2Listing.plugin(name))
         }

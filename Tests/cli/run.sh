@@ -101,6 +101,17 @@ lv2_units() {  # needs mda-lv2 and x42-plugins (scripts/install-deps.sh --test)
 }
 check "units lv2 / units URI: installed LV2 plugins and one plugin's parameters" lv2_units
 
+lv2_presets_state() {  # needs mda-lv2 and x42-plugins: presets listed, a state printed for the rack file
+  local detune state bad rc
+  detune=$("$BIN" units http://drobilla.net/plugins/mda/Detune) || return 1
+  grep -q '^  presets ("preset": NAME): "Out Of Tune", "Stereo Detune", "Symphonic"' <<<"$detune" || return 1
+  state=$("$BIN" units 'http://gareus.org/oss/lv2/zeroconvolv#Mono' --state --preset 'No-OP Mono' 2>/dev/null) || return 1
+  grep -q '"http://gareus.org/oss/lv2/zeroconvolv#ir": { "type": "http://lv2plug.in/ns/ext/atom#Path", "value": "/usr/lib/lv2/zeroconvo.lv2/ir/delta-48k.wav" }' <<<"$state" || return 1
+  bad=$("$BIN" units 'http://gareus.org/oss/lv2/zeroconvolv#Mono' --state --preset 'No-OP' 2>&1); rc=$?
+  test $rc -eq 2 && grep -q 'has no preset "No-OP" .*its presets: "No-OP Mono"' <<<"$bad"
+}
+check "units URI: an LV2 plugin's presets; --state prints its state as a rack unit's \"state\"" lv2_presets_state
+
 lv2_validate() {
   local out
   printf '%s\n' '{ "format": 2, "units": { "mic": { "type": "input" },' \

@@ -12,6 +12,8 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile"),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate"),
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo"),
+        .systemLibrary(name: "CLilv", pkgConfig: "lilv-0"),
+        .target(name: "CLV2Host"),
         .target(name: "CStageShim", linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "StageCore"),
         .target(name: "CFuzzDriver"),
@@ -21,9 +23,11 @@ let package = Package(
         .target(name: "StageService", dependencies: ["StageCore"]),
         .target(name: "StageRemote", dependencies: ["StageCore", "StageDrivers"]),
         .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
+        .target(name: "StageLV2", dependencies: ["StageCore", "CLilv", "CLV2Host"]),
 
-        // (a) the JSON5 reader, rack and setlist validation, the graph and the MIDI mappings.
-        .executableTarget(name: "fuzz-rack", dependencies: ["CFuzzDriver", "StageCore", "StageUnits", "StageSynth"]),
+        // (a) the JSON5 reader, rack and setlist validation, the graph and the MIDI mappings,
+        // lv2 units (installed plugins instantiated, their presets and state restored).
+        .executableTarget(name: "fuzz-rack", dependencies: ["CFuzzDriver", "StageCore", "StageUnits", "StageSynth", "StageLV2"]),
         // (b) the Standard MIDI File reader.
         .executableTarget(name: "fuzz-midi-file", dependencies: ["CFuzzDriver", "StageCore"]),
         // (c) the MIDI byte parser, and what it parses through a rack's mappings.

@@ -57,6 +57,9 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// Thread: any.
     public var unitTransports: [UnitTransportReading] { transportList.withLock { $0 } }
     let transportList = Locked<[UnitTransportReading]>([])
+    /// Units with read-only values (LV2 control outputs), as `--meters`/`--status` show them.
+    public var unitReadouts: [UnitReadoutReading] { readoutList.withLock { $0 } }
+    let readoutList = Locked<[UnitReadoutReading]>([])
     /// The plan most recently handed to the player. Thread: the switcher's thread.
     public private(set) var currentPlan: RenderPlan
     /// The mapper of `currentPlan`, for the thread that maps MIDI (offline).
@@ -96,6 +99,7 @@ public final class PresetSwitcher: @unchecked Sendable {
         currentPlan = firstPlan
         meterList.withLock { $0 = UnitMeterReading.all(in: firstPlan) }
         transportList.withLock { $0 = UnitTransportReading.all(in: firstPlan) }
+        readoutList.withLock { $0 = UnitReadoutReading.all(in: firstPlan) }
         mapper = MIDIMapper(plan: firstPlan, presetsByDefault: true)
         self.registry = registry
         self.options = options
@@ -231,6 +235,7 @@ public final class PresetSwitcher: @unchecked Sendable {
             currentPlan = plan
             meterList.withLock { $0 = UnitMeterReading.all(in: plan) }
             transportList.withLock { $0 = UnitTransportReading.all(in: plan) }
+            readoutList.withLock { $0 = UnitReadoutReading.all(in: plan) }
             mapper = MIDIMapper(plan: plan, presetsByDefault: true)
             loadsCompleted.add(1, ordering: .relaxed)
             let ms = Double(monotonicNanoseconds() - started) / 1e6
@@ -255,6 +260,23 @@ public struct UnitMeterReading: @unchecked Sendable {
     static func all(in plan: RenderPlan) -> [UnitMeterReading] {
         plan.units.indices.compactMap { u in
             (plan.units[u] as? any UnitMeter).map { UnitMeterReading(unitID: plan.unitIDs[u], meter: $0) }
+        }
+    }
+}
+
+/// A unit's read-only values (`UnitReadout`), as the main thread reads them. Thread: any.
+public struct UnitReadoutReading: @unchecked Sendable {
+    public let unitID: String
+    public let unit: any UnitReadout
+    /// `unit: name value, …`.
+    public var text: String { unit.readoutText(unitID: unitID) }
+
+    /// Every unit of `plan` with values to show, in the plan's order.
+    public static func all(in plan: RenderPlan) -> [UnitReadoutReading] {
+        plan.units.indices.compactMap { u in
+            (plan.units[u] as? any UnitReadout).flatMap {
+                $0.readouts.isEmpty ? nil : UnitReadoutReading(unitID: plan.unitIDs[u], unit: $0)
+            }
         }
     }
 }
