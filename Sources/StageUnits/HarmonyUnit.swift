@@ -103,6 +103,9 @@ public final class HarmonyUnit: RackUnit {
     /// Per voice: its samples for the block, then per voice its envelope; then a spare channel.
     var voiceBuffers: UnsafeMutablePointer<Float>?
     var maxFrames = 0
+    /// The key (0 = C) and the scale in it, from the `key` parameter.
+    var key = 0
+    var scaleMask: UInt16 = 0
     var attackStep: Float = 1
     var releaseStep: Float = 1
 
@@ -181,6 +184,8 @@ public final class HarmonyUnit: RackUnit {
         latchEnd = .max
         sung = -1000
         now = 0
+        key = config.key
+        scaleMask = config.scaleMask
         if alwaysOn { retarget(glideFrames: 0) }
     }
 
@@ -195,6 +200,9 @@ public final class HarmonyUnit: RackUnit {
         fillControls(p, frames: n)
         let glideFrames = Double(p.value(HarmonyParameter.glide)) * sampleRate / 1000
         let start = now
+        let keyIndex = HarmonyParameter.key(voices: config.voices)
+        let keys: UnsafePointer<Float>? = p.isSteady(keyIndex) ? nil : UnsafePointer(p[keyIndex])
+        if keys == nil { follow(key: p.value(keyIndex), glideFrames: glideFrames) }
         // 1. Per sample: note events at their frame, the ring, the marks, and each voice's
         //    envelope, pitch and grain decisions (PsolaBlockSynthesis.swift).
         var e = 0
@@ -204,6 +212,7 @@ public final class HarmonyUnit: RackUnit {
                 handle(events[e].message, glideFrames: glideFrames)
                 e += 1
             }
+            if let keys { follow(key: keys[i], glideFrames: glideFrames) }
             if now >= latchEnd { endLatch(glideFrames: glideFrames) }
             let x = input[i]
             let slot = Int(now & Int64(mask))
@@ -249,6 +258,16 @@ public final class HarmonyUnit: RackUnit {
         if out.channelCount > 2 {
             for c in 2..<out.channelCount { out[c].update(repeating: 0, count: n) }
         }
+    }
+
+    /// The `key` parameter's value: a new key moves the scale (and the voices, in scale mode).
+    @inline(__always)
+    func follow(key value: Float, glideFrames: Double) {
+        let k = Int(value)
+        guard k != key else { return }
+        scaleMask = HarmonyTheory.transpose(config.scaleMask, by: k - config.key)
+        key = k
+        if config.source == .scale { retarget(glideFrames: glideFrames) }
     }
 
     /// One sample of one voice's control: its envelope (into `envelope[i]`), glide, step
@@ -341,4 +360,5 @@ enum HarmonyParameter {
     static func level(_ voice: Int) -> Int { 3 + 3 * voice }
     static func pan(_ voice: Int) -> Int { 4 + 3 * voice }
     static func detune(_ voice: Int) -> Int { 5 + 3 * voice }
+    static func key(voices: Int) -> Int { 3 + 3 * voices }
 }
