@@ -88,10 +88,10 @@ extension HarmonyUnit {
             }
         case .scale:
             guard sung > -100 else { return }
-            let from = HarmonyTheory.nearestScaleNote(sung, mask: config.scaleMask)
+            let from = HarmonyTheory.nearestScaleNote(sung, mask: scaleMask)
             for v in 0..<config.voices {
-                let tone = HarmonyTheory.scaleStep(from, steps: config.intervals[v], mask: config.scaleMask)
-                let just = config.just ? HarmonyTheory.justOffset(note: tone, root: config.key) : 0
+                let tone = HarmonyTheory.scaleStep(from, steps: config.intervals[v], mask: scaleMask)
+                let just = config.just ? HarmonyTheory.justOffset(note: tone, root: key) : 0
                 voices[v].aim(at: Double(tone - sung) + just, glideFrames: glideFrames)
             }
         case .intervals:

@@ -31,6 +31,12 @@ enum HarmonyTheory {
         return mask
     }
 
+    /// `mask` moved up by `semitones` (a scale in another key).
+    static func transpose(_ mask: UInt16, by semitones: Int) -> UInt16 {
+        let k = UInt16(((semitones % 12) + 12) % 12)
+        return ((mask << k) | (mask >> (12 - k))) & 0xFFF
+    }
+
     @inline(__always)
     static func contains(_ mask: UInt16, _ note: Int) -> Bool {
         mask & (1 << UInt16(((note % 12) + 12) % 12)) != 0

@@ -65,7 +65,8 @@ struct HarmonyVoice {
 /// formants, timing and dynamics. In `notes` mode a voice's period is fixed by its note
 /// (the output is at the note whatever the singer sings); in the other modes it is the
 /// singer's local period over the voice's ratio, so the singer's vibrato and inflections
-/// carry into the harmony. Unvoiced sound (consonants, breath) makes no grains: it passes
+/// carry into the harmony. The voices decide per sample and sound per block
+/// (PsolaBlockSynthesis.swift: each grain is one vectorized loop). Unvoiced sound (consonants, breath) makes no grains: it passes
 /// once, in the lead, so an "s" is not doubled by every voice (with the lead off, the
 /// voices sing the vowels only).
 ///
@@ -99,7 +100,12 @@ public final class HarmonyUnit: RackUnit {
     /// The sung note (MIDI), −1000 before the first voiced analysis.
     var sung = -1000
     var scratch: UnsafeMutablePointer<Float>?
+    /// Per voice: its samples for the block, then per voice its envelope; then a spare channel.
+    var voiceBuffers: UnsafeMutablePointer<Float>?
     var maxFrames = 0
+    /// The key (0 = C) and the scale in it, from the `key` parameter.
+    var key = 0
+    var scaleMask: UInt16 = 0
     var attackStep: Float = 1
     var releaseStep: Float = 1
 
@@ -118,11 +124,12 @@ public final class HarmonyUnit: RackUnit {
             v.deallocate()
         }
         voices = nil
-        for p in [ring, riseTable, scratch] { p?.deallocate() }
+        for p in [ring, riseTable, scratch, voiceBuffers] { p?.deallocate() }
         for p in [held, latched] { p?.deallocate() }
         ring = nil
         riseTable = nil
         scratch = nil
+        voiceBuffers = nil
         held = nil
         latched = nil
     }
@@ -136,14 +143,16 @@ public final class HarmonyUnit: RackUnit {
         maxFrames = max(spec.maxFrames, 1)
         let history = max(4 * latencyFrames, PitchDetector.historyNeeded(sampleRate: sampleRate))
         var s = 1
-        while s < history + Int(sampleRate * 0.013) + 64 { s <<= 1 }
+        // The voices read a block after it was written, up to 3 latencies back (PsolaSynthesis).
+        while s < history + Int(sampleRate * 0.013) + 64 + maxFrames { s <<= 1 }
         size = s
         mask = s - 1
         ring = .allocate(capacity: 2 * s)
         tracker = PitchMarkTracker(sampleRate: sampleRate, latency: latencyFrames, historySize: s)
         let v = UnsafeMutablePointer<HarmonyVoice>.allocate(capacity: config.voices)
         for i in 0..<config.voices {
-            (v + i).initialize(to: HarmonyVoice(synthesis: PsolaSynthesis(sampleRate: sampleRate, latency: latencyFrames)))
+            (v + i).initialize(to: HarmonyVoice(
+                synthesis: PsolaSynthesis(sampleRate: sampleRate, latency: latencyFrames, grainCapacity: 32 + maxFrames / 4)))
         }
         voices = v
         let table = UnsafeMutablePointer<Float>.allocate(capacity: 1025)
@@ -156,6 +165,7 @@ public final class HarmonyUnit: RackUnit {
         latched = .allocate(capacity: 128)
         // Lead gain, formant ratio, then per voice: gain, left, right.
         scratch = .allocate(capacity: maxFrames * (2 + 3 * config.voices))
+        voiceBuffers = .allocate(capacity: maxFrames * (2 * config.voices + 1))
         attackStep = config.attackMs > 0 ? Float(1000 / (config.attackMs * sampleRate)) : 1
         releaseStep = config.releaseMs > 0 ? Float(1000 / (config.releaseMs * sampleRate)) : 1
         reset()
@@ -174,24 +184,27 @@ public final class HarmonyUnit: RackUnit {
         latchEnd = .max
         sung = -1000
         now = 0
+        key = config.key
+        scaleMask = config.scaleMask
         if alwaysOn { retarget(glideFrames: 0) }
     }
 
     public func render(_ context: RenderContext) {
-        guard let ring, let voices, let riseTable, let scratch, var marks = tracker else { return }
+        guard let ring, let voices, let riseTable, let scratch, let voiceBuffers, var marks = tracker else { return }
         // The tracker is worked on as a local for the block (a class's optional property
         // would be copied at each use) and stored back at the end.
         defer { tracker = marks }
         let n = context.frameCount
-        let out = context.outputs[0]
         let input = context.inputs[0][0]
-        let left = out[0]
-        let right = out.channelCount > 1 ? out[1] : out[0]
         let p = context.parameters
         fillControls(p, frames: n)
-        let leadGain = UnsafePointer(scratch)
-        let formant = UnsafePointer(scratch + maxFrames)
         let glideFrames = Double(p.value(HarmonyParameter.glide)) * sampleRate / 1000
+        let start = now
+        let keyIndex = HarmonyParameter.key(voices: config.voices)
+        let keys: UnsafePointer<Float>? = p.isSteady(keyIndex) ? nil : UnsafePointer(p[keyIndex])
+        if keys == nil { follow(key: p.value(keyIndex), glideFrames: glideFrames) }
+        // 1. Per sample: note events at their frame, the ring, the marks, and each voice's
+        //    envelope, pitch and grain decisions (PsolaBlockSynthesis.swift).
         var e = 0
         let events = context.events
         for i in 0..<n {
@@ -199,6 +212,7 @@ public final class HarmonyUnit: RackUnit {
                 handle(events[e].message, glideFrames: glideFrames)
                 e += 1
             }
+            if let keys { follow(key: keys[i], glideFrames: glideFrames) }
             if now >= latchEnd { endLatch(glideFrames: glideFrames) }
             let x = input[i]
             let slot = Int(now & Int64(mask))
@@ -207,33 +221,62 @@ public final class HarmonyUnit: RackUnit {
             if marks.advance(ring: ring, mask: mask, now: now, x: x, analyze: true) {
                 heard(marks.detector, glideFrames: glideFrames)
             }
-            let lead = config.alignLead ? ring[Int((now - Int64(latencyFrames)) & Int64(mask))] : x
-            var l = lead * leadGain[i]
-            var r = l
             for v in 0..<config.voices {
-                let y = render(
-                    voice: voices + v, marks: marks, ring: ring, formant: formant[i], p: p, frame: i, riseTable: riseTable)
-                let base = scratch + (2 + 3 * v) * maxFrames
-                let g = y * base[i]
-                l += g * base[maxFrames + i]
-                r += g * base[2 * maxFrames + i]
+                step(voice: voices + v, index: v, marks: marks, p: p, frame: i, envelope: voiceBuffers + (config.voices + v) * maxFrames)
             }
-            left[i] = l
-            right[i] = r
             now += 1
+        }
+        // 2. Per block: each voice's grains, then the lead and the voices at their levels and pans.
+        let formant: UnsafePointer<Float>? =
+            p.isSteady(HarmonyParameter.formant) && p.value(HarmonyParameter.formant) == 0 ? nil : UnsafePointer(scratch + maxFrames)
+        let out = context.outputs[0]
+        let right = out.channelCount > 1 ? out[1] : out[0]
+        let spare: UnsafeMutablePointer<Float> = voiceBuffers + 2 * config.voices * maxFrames
+        let left: UnsafeMutablePointer<Float> = out.channelCount > 1 ? out[0] : spare
+        let delayed = Int((start - Int64(latencyFrames)) & Int64(mask))
+        let lead: UnsafePointer<Float> = config.alignLead ? UnsafePointer(ring + delayed) : UnsafePointer(input)
+        for i in 0..<n {
+            let y = lead[i] * scratch[i]
+            left[i] = y
+            right[i] = y
+        }
+        for v in 0..<config.voices where voices[v].synthesis.grainCount > 0 {
+            let y = voiceBuffers + v * maxFrames
+            let envelope = voiceBuffers + (config.voices + v) * maxFrames
+            y.update(repeating: 0, count: n)
+            voices[v].synthesis.renderBlock(
+                into: y, from: start, count: n, ring: ring, mask: mask, formant: formant, riseTable: riseTable)
+            let gain = scratch + (2 + 3 * v) * maxFrames
+            let panLeft = gain + maxFrames
+            let panRight = gain + 2 * maxFrames
+            for i in 0..<n {
+                let s = y[i] * envelope[i] * gain[i]
+                left[i] += s * panLeft[i]
+                right[i] += s * panRight[i]
+            }
         }
         if out.channelCount > 2 {
             for c in 2..<out.channelCount { out[c].update(repeating: 0, count: n) }
         }
     }
 
-    /// One sample of one voice (before its level and pan). Thread: render.
+    /// The `key` parameter's value: a new key moves the scale (and the voices, in scale mode).
     @inline(__always)
-    func render(
-        voice: UnsafeMutablePointer<HarmonyVoice>, marks: PitchMarkTracker, ring: UnsafeMutablePointer<Float>, formant: Float,
-        p: ParameterValues, frame i: Int, riseTable: UnsafePointer<Float>
-    ) -> Float {
-        let v = voice
+    func follow(key value: Float, glideFrames: Double) {
+        let k = Int(value)
+        guard k != key else { return }
+        scaleMask = HarmonyTheory.transpose(config.scaleMask, by: k - config.key)
+        key = k
+        if config.source == .scale { retarget(glideFrames: glideFrames) }
+    }
+
+    /// One sample of one voice's control: its envelope (into `envelope[i]`), glide, step
+    /// and grain decisions. Thread: render.
+    @inline(__always)
+    func step(
+        voice v: UnsafeMutablePointer<HarmonyVoice>, index: Int, marks: PitchMarkTracker, p: ParameterValues, frame i: Int,
+        envelope: UnsafeMutablePointer<Float>
+    ) {
         if v.pointee.gate {
             v.pointee.envelope = min(1, v.pointee.envelope + attackStep)
             v.pointee.asleep = false
@@ -241,11 +284,13 @@ public final class HarmonyUnit: RackUnit {
             v.pointee.envelope = max(0, v.pointee.envelope - releaseStep)
         } else {
             if !v.pointee.asleep {
-                v.pointee.synthesis.reset()
+                v.pointee.synthesis.cut(at: now)
                 v.pointee.asleep = true
             }
-            return 0
+            envelope[i] = 0
+            return
         }
+        envelope[i] = v.pointee.envelope
         if v.pointee.current != v.pointee.target {
             let d = v.pointee.target - v.pointee.current
             let s = v.pointee.glideStep
@@ -253,7 +298,6 @@ public final class HarmonyUnit: RackUnit {
         }
         if v.pointee.synthesis.needsStep(at: now) {
             // Recomputed only when the pitch or detune moved (or the local period, for notes).
-            let index = v - voices!
             let semitones = v.pointee.current + Double(p[HarmonyParameter.detune(index)][i]) / 100
             let local = marks.period
             if semitones != v.pointee.stepSemitones || (config.source == .notes && local != v.pointee.stepLocal) {
@@ -268,11 +312,8 @@ public final class HarmonyUnit: RackUnit {
                 }
             }
         }
-        let y = v.pointee.synthesis.process(
-            marks: marks, ring: ring, mask: mask, now: now, ratio: v.pointee.ratio, period: v.pointee.period,
-            gain: v.pointee.gain,
-            formant: formant, analyze: true, riseTable: riseTable)
-        return y * v.pointee.envelope
+        v.pointee.synthesis.control(
+            marks: marks, now: now, ratio: v.pointee.ratio, period: v.pointee.period, gain: v.pointee.gain)
     }
 
     /// Per-sample lead gain, formant ratio, and each voice's gain and pan gains. Thread: render.
@@ -319,4 +360,5 @@ enum HarmonyParameter {
     static func level(_ voice: Int) -> Int { 3 + 3 * voice }
     static func pan(_ voice: Int) -> Int { 4 + 3 * voice }
     static func detune(_ voice: Int) -> Int { 5 + 3 * voice }
+    static func key(voices: Int) -> Int { 3 + 3 * voices }
 }

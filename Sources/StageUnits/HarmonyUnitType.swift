@@ -10,7 +10,9 @@ import StageCore
 ///   `scale`), `intervals` (fixed semitones). Default `notes`.
 /// - `channel`, `keys`: the notes it takes (`NoteFilter`, as the synth: a note that both a
 ///   synth and a harmony unit take reaches both, a layer; disjoint `keys` make a split).
-/// - `key` (`C`, `F#`, `Bb`…) and `scale` (`HarmonyTheory.scales`), for `scale` mode.
+/// - `key` (`C`, `F#`, `Bb`…) and `scale` (`HarmonyTheory.scales`), for `scale` mode. The
+///   key is also a parameter (`unit.key`, starting at the setting), so a `midi.map` entry
+///   with a `keys` range sets it from a played note (and snapshots and the remote can).
 /// - `intervals`: a list, one per voice: semitones in `intervals` mode; interval numbers
 ///   within the scale in `scale` mode (`3` a third above, `-3` below, `5`, `8`, `1`).
 /// - `position1`…`position4`: `above`, `below`, `above2`, `below2` (chord mode).
@@ -57,7 +59,8 @@ public struct HarmonyUnitType: UnitType {
     }
 
     public func parameters(_ settings: UnitSettings) -> [ParameterSpec] {
-        let voices = (try? HarmonyConfiguration.parse(settings).get().voices) ?? 2
+        let config = (try? HarmonyConfiguration.parse(settings).get()) ?? HarmonyConfiguration()
+        let voices = config.voices
         var specs = [
             ParameterSpec(
                 id: "leadLevel", name: "Lead level", unit: .decibels, range: -96...12, defaultValue: 0,
@@ -83,6 +86,9 @@ public struct HarmonyUnitType: UnitType {
                     smoothingSeconds: 0.05, help: "cents off the target, to humanise"),
             ]
         }
+        // Last (HarmonyParameter.key): set from a played note by a `keys` mapping.
+        specs.append(
+            .musicalKey(defaultKey: config.key, help: "key of scale mode (the `key` setting is where it starts); a `keys` mapping sets it from a note"))
         return specs
     }
 

@@ -22,6 +22,11 @@ struct PsolaGrain {
     var fallScale: Float
     /// `right` to use if the next mark never comes (the period before the mark).
     var predictedRight: Int
+    /// Density compensation when it was placed (block rendering; `process` applies the
+    /// current one to all grains).
+    var gain: Float = 1
+    /// Absolute time after which it is silent (a voice put to sleep; block rendering).
+    var stop: Int64 = .max
 }
 
 /// The synthesis half of TD-PSOLA: one output voice placing grains on the marks of a
@@ -57,18 +62,22 @@ struct PsolaSynthesis {
     var nextSynthesis: Double = 0
     var firstCenter: Int64 = 0
     var decideAt: Int64 = 0
-    let grainCapacity = 16
+    let grainCapacity: Int
     let grains: UnsafeMutablePointer<PsolaGrain>
     var grainCount = 0
+    /// Grains whose `right` is not known yet (block rendering resolves only while some are).
+    var unresolved = 0
 
     /// How much of the other path the owner adds (0…1), for the current sample.
     var fallback: Float = 1
     var lastCoverage: Float = 0
     let fallbackStep: Float
 
-    /// Thread: control.
-    init(sampleRate: Double, latency: Int) {
+    /// Thread: control. `grainCapacity`: grains alive at once (block rendering keeps a
+    /// block's finished grains until the block is rendered: see PsolaBlockSynthesis.swift).
+    init(sampleRate: Double, latency: Int, grainCapacity: Int = 16) {
         self.latency = latency
+        self.grainCapacity = grainCapacity
         grains = .allocate(capacity: grainCapacity)
         fallbackStep = Float(1 / (0.005 * sampleRate))
     }
@@ -83,6 +92,7 @@ struct PsolaSynthesis {
         firstCenter = 0
         decideAt = 0
         grainCount = 0
+        unresolved = 0
         fallback = 1
         lastCoverage = 0
     }
@@ -184,6 +194,7 @@ struct PsolaSynthesis {
             // of jumping into the fall or past the grain's end.
             if j > right - fall { right = j + fall }
             grain.pointee.right = right
+            unresolved -= 1
             grain.pointee.fall = fall
             grain.pointee.fallScale = 1024 / Float(fall)
         }
@@ -204,7 +215,7 @@ struct PsolaSynthesis {
     }
 
     /// Places the grain of the next synthesis mark and advances it. Thread: render.
-    mutating func schedule(_ m: PitchMarkTracker, now: Int64, ratio: Float, period: Double) {
+    mutating func schedule(_ m: PitchMarkTracker, now: Int64, ratio: Float, period: Double, gain: Float = 1) {
         let newestIndex = m.markCount - 1
         let oldestIndex = max(m.segmentFirst, m.markCount - Int64(m.markCapacity) + 1)
         guard newestIndex >= oldestIndex else {
@@ -252,8 +263,9 @@ struct PsolaSynthesis {
             grains[grainCount] = PsolaGrain(
                 center: center, delay: delay, rise: rise, right: right, fall: fall, mark: best,
                 segment: m.markSegments[Int(best & Int64(m.markCapacity - 1))],
-                riseScale: 1024 / Float(rise), fallScale: 1024 / Float(fall), predictedRight: max(left, 1))
+                riseScale: 1024 / Float(rise), fallScale: 1024 / Float(fall), predictedRight: max(left, 1), gain: gain)
             grainCount += 1
+            if right == 0 { unresolved += 1 }
         }
         let local = max(m.localPeriod(t, oldest: oldestIndex, newest: newestIndex), 2)
         nextSynthesis += period > 0 ? max(period, 2) : local / Double(ratio)

@@ -40,6 +40,9 @@ public final class TuneUnit: RackUnit {
     /// Held keys (notes source).
     var held: UnsafeMutablePointer<UInt8>?
     var heldMask: UInt16 = 0
+    /// The key (0 = C) and the scale in it, from the `key` parameter.
+    var key = 0
+    var scaleMask: UInt16 = 0
 
     // The tap and a splice in progress.
     var delay = 0.0
@@ -107,6 +110,8 @@ public final class TuneUnit: RackUnit {
         ring.update(repeating: 0, count: 2 * size)
         held.update(repeating: 0, count: 128)
         heldMask = 0
+        key = config.key
+        scaleMask = config.scaleMask
         detector?.reset()
         now = 0
         delay = Double(latencyFrames)
@@ -132,6 +137,8 @@ public final class TuneUnit: RackUnit {
         let speed = p[0]
         let amount = p[1]
         let humanize = p[2]
+        let keys: UnsafePointer<Float>? = p.isSteady(3) ? nil : UnsafePointer(p[3])
+        if keys == nil { follow(key: p.value(3)) }
         var e = 0
         let events = context.events
         for i in 0..<n {
@@ -139,6 +146,7 @@ public final class TuneUnit: RackUnit {
                 handle(events[e].message)
                 e += 1
             }
+            if let keys { follow(key: keys[i]) }
             let x = input[i]
             let slot = Int(now & Int64(mask))
             ring[slot] = x
@@ -155,6 +163,15 @@ public final class TuneUnit: RackUnit {
             output[i] = read(rate: Double(exp2f(Float(correction / 12))))
             now += 1
         }
+    }
+
+    /// The `key` parameter's value: the scale moves to the new key (the next analysis uses it).
+    @inline(__always)
+    func follow(key value: Float) {
+        let k = Int(value)
+        guard k != key else { return }
+        scaleMask = HarmonyTheory.transpose(config.scaleMask, by: k - config.key)
+        key = k
     }
 
     /// One output sample from the tap moving at `rate`. Thread: render.
@@ -238,7 +255,7 @@ public final class TuneUnit: RackUnit {
         sung = 69 + 12 * log2(sampleRate / period / 440)
         slow = wasVoiced ? slow + (sung - slow) * slowCoefficient : sung
         let heard = humanize * slow + (1 - humanize) * sung
-        let notes = config.fromNotes ? heldMask : config.scaleMask
+        let notes = config.fromNotes ? heldMask : scaleMask
         guard notes != 0 else {
             goal = 0
             return

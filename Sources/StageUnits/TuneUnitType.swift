@@ -4,7 +4,8 @@ import StageCore
 /// See `TuneUnit` for the method.
 ///
 /// Settings: `source` `scale` (default: the nearest note of `key` and `scale`, default
-/// `chromatic`) or `notes` (the nearest of the notes held on its `channel` and `keys`, in
+/// `chromatic`; the key is also a parameter, `unit.key`, that a `midi.map` entry with a
+/// `keys` range sets from a played note) or `notes` (the nearest of the notes held on its `channel` and `keys`, in
 /// any octave; none held: no correction).
 /// Parameters: `speed` (retune time, ms: the correction gets 90 % of the way in that time;
 /// 0 snaps at once, the robotic effect), `amount` (% of the correction applied), `humanize`
@@ -34,6 +35,9 @@ public struct TuneUnitType: UnitType {
             ParameterSpec(
                 id: "humanize", name: "Humanize", unit: .percent, range: 0...100, defaultValue: 0, smoothingSeconds: 0.02,
                 help: "share of the singer's vibrato kept around the corrected note"),
+            .musicalKey(
+                defaultKey: (try? TuneConfiguration.parse(settings).get().key) ?? 0,
+                help: "key of the scale (the `key` setting is where it starts); a `keys` mapping sets it from a note"),
         ]
     }
 
@@ -60,7 +64,9 @@ public struct TuneUnitType: UnitType {
 struct TuneConfiguration: Sendable, Equatable {
     var fromNotes = false
     var notes = NoteFilter()
+    /// The scale in `key` (0 = C).
     var scaleMask: UInt16 = 0xFFF
+    var key = 0
 
     static func parse(_ s: UnitSettings) -> Result<TuneConfiguration, SettingsProblemList> {
         var c = TuneConfiguration()
@@ -80,6 +86,7 @@ struct TuneConfiguration: Sendable, Equatable {
                 problems.append(SettingProblem(key: "key", message: "must be a key such as \"C\", \"F#\" or \"Bb\""))
             }
         }
+        c.key = key
         if let mask = HarmonyTheory.scaleMask(s.string("scale") ?? "chromatic", key: key) { c.scaleMask = mask } else {
             problems.append(SettingProblem(key: "scale", message: "must be one of " + HarmonyTheory.scaleNames.joined(separator: ", ")))
         }

@@ -287,23 +287,7 @@ final class HarmonyTests: XCTestCase {
 
     /// Energy above 4 kHz (a 4th-order high-pass), per sample.
     func highBandPower(_ x: ArraySlice<Float>) -> Double {
-        var y = x.map(Double.init)
-        for _ in 0..<2 {
-            let w0 = 2 * Double.pi * 4000 / sr
-            let alpha = sin(w0) / (2 * 0.7071)
-            let a0 = 1 + alpha
-            let b = [(1 + cos(w0)) / 2 / a0, -(1 + cos(w0)) / a0, (1 + cos(w0)) / 2 / a0]
-            let a = [-2 * cos(w0) / a0, (1 - alpha) / a0]
-            var x1 = 0.0, x2 = 0.0, y1 = 0.0, y2 = 0.0
-            for i in y.indices {
-                let v = b[0] * y[i] + b[1] * x1 + b[2] * x2 - a[0] * y1 - a[1] * y2
-                x2 = x1
-                x1 = y[i]
-                y2 = y1
-                y1 = v
-                y[i] = v
-            }
-        }
+        let y = SpectrumMeasure.highPassed(x, sampleRate: sr)
         return y.dropFirst(480).reduce(0) { $0 + $1 * $1 } / Double(y.count - 480)
     }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make e2e`: prepares the VM, then runs the scenario, the MIDI layer and the timing report,
+# `make e2e`: prepares the VM, then runs the scenario, the MIDI layer, the timing report, the
+# latency checks and the live harmony,
 # each in a VM of its own (each stops the run when it fails). Prints how long it took, then
 # the sum of their "N passed, N failed" lines as its last line.
 set -uo pipefail
@@ -7,7 +8,7 @@ cd "$(dirname "$0")/../.."
 start=$(date +%s)
 passed=0 failed=0 rc=0
 Tests/e2e/prepare-vm.sh || { echo "make e2e: the VM could not be prepared"; echo "0 passed, 1 failed"; exit 1; }
-for script in scenario midi timing latency; do
+for script in scenario midi timing latency harmony; do
     out=$(mktemp)
     E2E_SKIP_BUILD=1 "Tests/e2e/$script.sh" | tee "$out"
     status=${PIPESTATUS[0]}

@@ -117,7 +117,7 @@ public struct MIDILearn: Sendable {
         var d = MIDIMappingDescription(source: source, channel: channel + 1, target: target)
         var notes: [String] = []
         switch source {
-        case .note:
+        case .note, .keys:
             d.button = spec.unit == .boolean ? .toggle : .momentary
         case .nrpn, .rpn:
             d.hires = sawLSB
@@ -158,6 +158,7 @@ extension MIDIMappingDescription {
     /// The entry as rack-file text, e.g. `{ "cc": 7, "channel": 1, "to": "mix.gain2" }`.
     public var jsonText: String {
         var parts = ["\"\(source.key)\": \(source.number)"]
+        if case .keys(let r) = source { parts = ["\"keys\": \"\(r.lowerBound)..\(r.upperBound)\""] }
         if hires != (source.key == "nrpn" || source.key == "rpn") { parts.append("\"hires\": \(hires)") }
         if let channel { parts.append("\"channel\": \(channel)") }
         if let target { parts.append("\"to\": \"\(target)\"") }

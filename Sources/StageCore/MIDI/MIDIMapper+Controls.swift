@@ -45,6 +45,14 @@ extension MIDIMapper {
         seenVersion[i] = targetVersions[ti]
     }
 
+    /// A note in mapping `i`'s key range: a note on sets its key parameter to the note's
+    /// pitch class (at the note's frame); a note off is taken.
+    func keyNote(_ i: Int, _ message: MIDIMessage, at t: Int64, emit: (EngineEvent) -> Void) {
+        let ti = mappings[i].target
+        guard message.isNoteOn, ti >= 0 else { return record(.consumed, mapping: i) }
+        setTarget(ti, Float(message.note % 12), by: i, at: t, emit: emit)
+    }
+
     /// A button (a CC ≥ 64 is pressed, < 64 released; a note on/off) of mapping `i`.
     func button(_ i: Int, isPressed: Bool, at t: Int64, seconds: Double, emit: (EngineEvent) -> Void) {
         let m = mappings[i]
@@ -148,6 +156,8 @@ extension MIDIMapper {
             }
         case .note(let k):
             push(.noteOn(channel: ch, note: k, velocity: cv))
+        case .keys:
+            return  // a key range shows nothing
         case .nrpn(let number), .rpn(let number):
             let isNRPN = { if case .nrpn = m.source { return true } else { return false } }()
             push(.controlChange(channel: ch, controller: isNRPN ? 99 : 101, value: number >> 7))

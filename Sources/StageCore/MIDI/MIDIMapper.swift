@@ -150,6 +150,7 @@ public final class MIDIMapper: @unchecked Sendable {
                 pairMask[c] |= m.channel.map { UInt16(1) << UInt16($0) } ?? 0xFFFF
             case .cc(let c): cc[c & 127].append(i)
             case .note(let k): note[k & 127].append(i)
+            case .keys(let r): for k in r.clamped(to: 0...127) { note[k].append(i) }
             case .nrpn, .rpn: numbers.append(i)
             }
         }
@@ -301,7 +302,11 @@ public final class MIDIMapper: @unchecked Sendable {
             var taken = false
             for i in noteIndex[message.note] where mappings[i].listens(to: ch) {
                 taken = true
-                button(i, isPressed: message.isNoteOn, at: t, seconds: seconds, emit: emit)
+                if case .keys = mappings[i].source {
+                    keyNote(i, message, at: t, emit: emit)
+                } else {
+                    button(i, isPressed: message.isNoteOn, at: t, seconds: seconds, emit: emit)
+                }
             }
             if !taken { forward(message, at: t, emit: emit) }
         case .programChange:

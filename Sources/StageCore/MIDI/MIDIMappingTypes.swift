@@ -12,6 +12,9 @@ public enum MIDIControlSource: Sendable, Equatable, Hashable {
     case rpn(Int)
     /// A key: note-on is a press, note-off (or velocity 0) a release.
     case note(Int)
+    /// A range of keys whose notes set a key parameter to the played note's pitch class
+    /// (`ParameterSpec.isMusicalKey`); their notes are taken, on and off.
+    case keys(ClosedRange<Int>)
 
     /// The rack-file key that names this kind of source.
     public var key: String {
@@ -20,22 +23,25 @@ public enum MIDIControlSource: Sendable, Equatable, Hashable {
         case .nrpn: return "nrpn"
         case .rpn: return "rpn"
         case .note: return "note"
+        case .keys: return "keys"
         }
     }
 
     public var number: Int {
         switch self {
         case .cc(let n), .nrpn(let n), .rpn(let n), .note(let n): return n
+        case .keys(let r): return r.lowerBound
         }
     }
 
-    /// `CC7`, `CC1+33` (14-bit), `NRPN 1234`, `RPN 0`, `Note 36`.
+    /// `CC7`, `CC1+33` (14-bit), `NRPN 1234`, `RPN 0`, `Note 36`, `Notes 36…47`.
     public func label(hires: Bool) -> String {
         switch self {
         case .cc(let n): return hires ? "CC\(n)+\(n + 32)" : "CC\(n)"
         case .nrpn(let n): return "NRPN \(n)"
         case .rpn(let n): return "RPN \(n)"
         case .note(let n): return "Note \(n)"
+        case .keys(let r): return "Notes \(r.lowerBound)…\(r.upperBound)"
         }
     }
 }

@@ -4,9 +4,9 @@ extension RackReader {
     static let midiKeys = ["connect", "map", "clock", "programs", "programChannel"]
     static let mappingKeys = [
         "cc", "nrpn", "rpn", "note", "hires", "channel", "to", "action", "min", "max", "curve", "mode", "sensitivity",
-        "takeover", "button", "feedback", "comment",
+        "takeover", "button", "feedback", "comment", "keys",
     ]
-    static let sourceKeys = ["cc", "nrpn", "rpn", "note"]
+    static let sourceKeys = ["cc", "nrpn", "rpn", "note", "keys"]
 
     func readMIDI(_ node: JSONNode, into rack: inout RackDescription, _ ctx: inout Context) {
         guard let members = node.members else {
@@ -87,6 +87,11 @@ extension RackReader {
                 ok = false
                 continue
             }
+            if m.key == "keys" {
+                // A key range (RackReader+KeyRange.swift).
+                source = readKeyRange(m, path: "\(path).keys", &ok, &ctx)
+                continue
+            }
             let range = m.key == "cc" || m.key == "note" ? 0.0...127 : 0.0...16383
             guard let v = number(m.value, "\(path).\(m.key)", range: range, integer: true, &ctx) else {
                 ok = false
@@ -101,7 +106,7 @@ extension RackReader {
             }
         }
         if source == nil {
-            ctx.report(node.location, path, "missing the control: one of \"cc\", \"nrpn\", \"rpn\", \"note\"")
+            ctx.report(node.location, path, "missing the control: one of \"cc\", \"nrpn\", \"rpn\", \"note\", \"keys\"")
             ok = false
         }
 
@@ -132,6 +137,7 @@ extension RackReader {
                 ok = false
             }
         }
+        if case .keys = source { return readKeyMapping(node, source: source, channel: channel, ok: ok, path: path, rack: rack, &ctx) }
         // A unit's command ("backing.play"): RackReader+Commands.swift.
         if let a = node["action"], let name = a.value.string, name.contains(".") {
             return readUnitCommand(node, name, at: a.value.location, source: source, channel: channel, ok: ok, path: path, rack: rack, &ctx)
