@@ -160,7 +160,9 @@ public final class LooperUnit: RackUnit, UnitTransport, UnitTempoReporter {
     // MARK: - Readings (any thread)
 
     public var transportState: String {
-        switch State(rawValue: publishedState.load(ordering: .relaxed)) ?? .empty {
+        let published = publishedState.load(ordering: .relaxed)
+        if published == Self.armedState { return "armed" }
+        switch State(rawValue: published) ?? .empty {
         case .empty: return "empty"
         case .recording: return "recording"
         case .playing: return "playing"
@@ -178,8 +180,11 @@ public final class LooperUnit: RackUnit, UnitTransport, UnitTempoReporter {
     /// The loop's length in frames (0 while empty or recording the first time).
     public var loopFrames: Int { publishedLength.load(ordering: .relaxed) }
 
+    /// The published state while recording waits for the grid (`pendingStart`).
+    static let armedState = -1
+
     private func publish() {
-        publishedState.store(state.rawValue, ordering: .relaxed)
+        publishedState.store(pendingStart >= 0 ? Self.armedState : state.rawValue, ordering: .relaxed)
         publishedPosition.store(position, ordering: .relaxed)
         publishedLength.store(state == .recording ? 0 : length, ordering: .relaxed)
     }

@@ -63,6 +63,8 @@ final class LooperTempoTests: XCTestCase {
         XCTAssertEqual(p.engine.tempoSource, .song)
         p.input[115_200 + 480] = 0.9  // a click 10 ms into the loop
         press(p, at: 0.5)
+        p.render(seconds: 0.1)
+        XCTAssertEqual(try looper(p).transportState, "armed", "waiting for the bar line")
         press(p, at: 7.5)
         p.render(seconds: 0.01)
         let looper = try looper(p)

@@ -31,6 +31,8 @@ public final class RenderEngine: @unchecked Sendable {
     public private(set) var beatPosition: Double = 0
     /// Units that can give a tempo (loopers), read after each block. Found once, on the control thread.
     let tempoReporters: [any UnitTempoReporter]
+    /// The rack's `midi.clock` (read once: nothing of the rack description on the render thread).
+    let followsClock: Bool
     /// What the output safety stage fixed so far.
     public var safety: SafetyCounters { safetyCounters.pointee }
     /// Blocks in which events were due but the per-block list was full: they waited in
@@ -69,6 +71,7 @@ public final class RenderEngine: @unchecked Sendable {
         tempoSources = TempoSources(song: plan.rack.songTempo)
         tempo = tempoSources.tempo
         tempoReporters = plan.units.compactMap { $0 as? any UnitTempoReporter }
+        followsClock = plan.rack.midi.clock
         safetyCounters = .allocate(capacity: 1)
         safetyCounters.initialize(to: SafetyCounters())
         blockEventCapacity = eventsPerBlock
@@ -155,7 +158,7 @@ public final class RenderEngine: @unchecked Sendable {
     /// Takes over the MIDI clock's tempo of the rack played before a switch (the clock
     /// runs on; taps, song and loop belong to the rack). Thread: render.
     public func continueClock(from previous: RenderEngine) {
-        guard plan.rack.midi.clock else { return }
+        guard followsClock else { return }
         tempoSources.set(.clock, previous.tempoSources.clock)
         tempo = tempoSources.tempo
     }
