@@ -231,8 +231,14 @@ extension OfflineRenderer {
     }
 }
 
-/// What the whole process has used so far (getrusage): CPU (user + system, every thread)
-/// and its peak resident memory (ru_maxrss, the kernel's VmHWM). Thread: any.
+/// What the whole process has used so far: CPU (getrusage: user + system, every thread)
+/// and its peak resident memory (the kernel's VmHWM from /proc/self/status). Thread: any.
+///
+/// Not getrusage's ru_maxrss: Linux keeps that across execve, and at the exec it records
+/// the high-water mark of the memory being replaced, which for a program started by
+/// posix_spawn/vfork (Foundation's Process, Python's subprocess) is the *parent's*: under
+/// `swift test` a render reported the test process's 37–50 MB instead of its own 28.7, and
+/// from a 300 MB Python parent 328.7 MB. VmHWM belongs to this program's own memory map.
 public struct ProcessUsage: Sendable {
     public var cpuSeconds: Double
     public var peakResidentBytes: Int
@@ -242,7 +248,21 @@ public struct ProcessUsage: Sendable {
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
         let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-        return ProcessUsage(cpuSeconds: user + system, peakResidentBytes: Int(usage.ru_maxrss) * 1024)
+        let peak = peakResidentKilobytes() ?? Int(usage.ru_maxrss)
+        return ProcessUsage(cpuSeconds: user + system, peakResidentBytes: peak * 1024)
+    }
+
+    /// "VmHWM:   28712 kB" from /proc/self/status, in kB; nil where there is none.
+    static func peakResidentKilobytes() -> Int? {
+        guard let file = fopen("/proc/self/status", "r") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard text.hasPrefix("VmHWM:") else { continue }
+            return Int(text.dropFirst("VmHWM:".count).filter(\.isNumber))
+        }
+        return nil
     }
 }
 

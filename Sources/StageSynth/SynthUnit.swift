@@ -38,6 +38,15 @@ import Synchronization
 /// setting avoids it (`synth.cpu-cores` 1, `OMP_NUM_THREADS` 1, `fluid_synth_process`
 /// and `fluid_synth_write_float` behave alike); only keeping both effects off does.
 ///
+/// **Idle.** With no voice sounding and both effects off, FluidSynth would only write
+/// zeros: from its next 64-frame boundary on, `render` does not call it, writes the zeros
+/// itself and flags its output silent (`RenderContext.markOutputSilent`: the units after it
+/// may sleep, SignalSilence). It still takes every event: before the first event (or grid
+/// parameter change) it catches up with one silent block read to the current phase, so its
+/// grid, and so every note's frame, is where it would have been (`SignalSilenceTests`
+/// compares block sizes). FluidSynth's own tick count then lags the frames by the skipped
+/// blocks: it only orders voices by age for stealing.
+///
 /// **Limits.** FluidSynth queues voice updates in a ring of polyphony × 64 entries drained
 /// at each 64-frame block; a flood beyond that within 1.3 ms drops updates (FluidSynth then
 /// logs a warning to `FluidSynthLog`). `tailSeconds` is a fixed 3 s (release tails of
@@ -91,8 +100,11 @@ public final class SynthUnit: RackUnit {
     private let softPedal: UnsafeMutablePointer<Bool>
     private var scratch: UnsafeMutablePointer<Float>
     private var scratchHalf = 64
-    /// Frames written to FluidSynth since prepare/reset, modulo 64 (its block grid).
+    /// Frames rendered since prepare/reset, modulo 64 (FluidSynth's block grid).
     private var phase = 0
+    /// Idle (SignalSilence): no voice sounding and the effects off, so FluidSynth is not
+    /// called; it was left at one of its block boundaries, `phase` frames ago.
+    private var idle = false
     private var appliedReverb: Int8 = -1
     private var appliedChorus: Int8 = -1
     private var appliedTune: Float = .nan
@@ -152,6 +164,7 @@ public final class SynthUnit: RackUnit {
         }
         clearState()
         phase = 0
+        idle = false
     }
 
     /// Voices sounding now. Thread: render, or control while not rendering.
@@ -187,7 +200,9 @@ public final class SynthUnit: RackUnit {
         guard let inst = instance else { return }
         inst.restoreDefaults()
         clearState()
-        if phase != 0 {
+        if idle {
+            idle = false  // FluidSynth stands at a block boundary already
+        } else if phase != 0 {
             // Throw away the rest of the block FluidSynth already rendered.
             inst.write(64 - phase, scratch, scratch + scratchHalf)
             phase = 0
@@ -209,7 +224,13 @@ public final class SynthUnit: RackUnit {
         let events = context.events
         var e = 0
         var pos = 0
+        var wrote = false
         while true {
+            if idle && ((e < events.count && (Int(events[e].frameOffset) <= pos || pos >= n))
+                || (pos < n && phase == 0 && gridDiffers(params, pos)))
+            {
+                wakeUp(inst)
+            }
             if pos < n && phase == 0 { applyGrid(inst, params, pos) }
             while e < events.count && (Int(events[e].frameOffset) <= pos || pos >= n) {
                 handle(inst, events[e].message)
@@ -219,14 +240,33 @@ public final class SynthUnit: RackUnit {
             var next = n
             if e < events.count { next = min(next, Int(events[e].frameOffset)) }
             if !gridSteady || gridDiffers(params, pos) { next = min(next, pos + 64 - phase) }
-            inst.write(next - pos, left + pos, right + pos)
+            if !idle && phase == 0 && appliedReverb == 0 && appliedChorus == 0 && inst.activeVoiceCount == 0 { idle = true }
+            if idle {
+                // What FluidSynth would write: exact zeros (no voice, no effect).
+                (left + pos).update(repeating: 0, count: next - pos)
+                (right + pos).update(repeating: 0, count: next - pos)
+            } else {
+                inst.write(next - pos, left + pos, right + pos)
+                wrote = true
+            }
             phase = (phase + next - pos) & 63
             pos = next
         }
-        applyGain(params, left, right, n)
+        if !wrote {
+            context.markOutputSilent()
+        } else {
+            applyGain(params, left, right, n)
+        }
         if out.channelCount > 2 {
             for c in 2..<out.channelCount { out[c].update(repeating: 0, count: n) }
         }
+    }
+
+    /// Leaves the idle state: FluidSynth catches up with `phase` (one block of silence
+    /// rendered and partly read), so its block grid stays where it would have been.
+    private func wakeUp(_ inst: FluidSynthInstance) {
+        if phase > 0 { inst.write(phase, scratch, scratch + scratchHalf) }
+        idle = false
     }
 
     @inline(__always)

@@ -55,6 +55,8 @@ public final class RenderEngine: @unchecked Sendable {
     let silence: SilenceTracker
     /// The inputs of a unit heard again, faded in (30 ms).
     let resumeFade: ResumeFade
+    /// Silence flags per output bus; units that sleep on silence (SignalSilence).
+    let signal: SignalSilence
     /// Channel pointers of the host buses at an offset within the block (input, then output).
     let hostPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Units with a transport (players, loopers) and the command that stops each: sent
@@ -83,6 +85,7 @@ public final class RenderEngine: @unchecked Sendable {
         bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
         silence = SilenceTracker(plan: plan)
         resumeFade = ResumeFade(plan: plan)
+        signal = SignalSilence(plan: plan)
         hostPointers = .allocate(capacity: plan.hostInput.channelCount + plan.hostOutput.channelCount)
         hostPointers.initialize(repeating: plan.hostOutput[0], count: plan.hostInput.channelCount + plan.hostOutput.channelCount)
         transportStops = plan.units.indices.compactMap { u in
@@ -199,6 +202,7 @@ public final class RenderEngine: @unchecked Sendable {
             if silence.isDormant(u) {
                 // Nobody hears it: its outputs read as silence (UnitSilence).
                 for o in step.outputs { o.clear(frames: frameCount) }
+                signal.outputSilent[u] = true
             } else {
                 for a in step.adapters { adapt(a, frames: frameCount) }
                 var inputs = step.inputs
@@ -210,26 +214,113 @@ public final class RenderEngine: @unchecked Sendable {
                         silence.resumedAt[u] = .min
                     }
                 }
-                let context = RenderContext(
-                    frameCount: frameCount, sampleTime: start, sampleRate: plan.sampleRate, tempo: tempo,
-                    inputs: inputs, outputs: step.outputs, parameters: bank.renderValues,
-                    events: UnsafeBufferPointer(start: unitEvents, count: unitEventCount), hostInput: hostInput,
-                    hostOutput: offset == 0 ? step.hostOutput : hostOutputAt(offset, of: step.hostOutput),
-                    safety: safetyCounters, tempoSource: tempoSources.winner,
-                    beatPosition: beatPosition + Double(offset) * tempo / (60 * plan.sampleRate))
-                if measuresSteps {
-                    let t0 = monotonicNanoseconds()
-                    plan.units[u].render(context)
-                    stepNanoseconds[s] &+= monotonicNanoseconds() &- t0
+                let call = UnitCall(
+                    step: s, unit: u, start: start, frames: frameCount, inputs: inputs, outputs: step.outputs,
+                    parameters: bank.renderValues, eventCount: unitEventCount, hostInput: hostInput,
+                    hostOutput: offset == 0 ? step.hostOutput : hostOutputAt(offset, of: step.hostOutput))
+                if signal.active && signal.sleeps[u] {
+                    renderSleeper(call)
                 } else {
-                    plan.units[u].render(context)
+                    if signal.active { _ = signal.gatherInputFlags(u) }
+                    renderUnit(call, from: 0)
                 }
-                silence.renders[u] &+= 1
             }
             bypass.apply(
                 unit: u, step: step, frames: frameCount, events: blockEvents, count: count, blockStart: start,
                 takesLate: first)
+            if signal.active && !signal.sleeps[u] && signal.flagWanted[u] && !silence.isDormant(u) {
+                signal.outputSilent[u] =
+                    (signal.saysSilent.pointee && bypass.isIdle(u)) || SignalSilence.isSilent(step.outputs, frames: frameCount)
+            }
         }
+    }
+
+    /// One unit's part of a segment. Thread: render.
+    struct UnitCall {
+        var step: Int
+        var unit: Int
+        var start: Int64
+        var frames: Int
+        var inputs: UnsafeBufferPointer<AudioBus>
+        var outputs: UnsafeBufferPointer<AudioBus>
+        var parameters: ParameterValues
+        var eventCount: Int
+        var hostInput: AudioBus
+        var hostOutput: AudioBus
+    }
+
+    /// Renders `call`'s unit over frames `k ..< frames` of the segment (a sleeper woken
+    /// inside it starts at `k`; it takes no MIDI and no host bus). Thread: render.
+    private func renderUnit(_ call: UnitCall, from k: Int) {
+        var inputs = call.inputs
+        var outputs = call.outputs
+        var parameters = call.parameters
+        if k > 0 {
+            (inputs, outputs) = signal.offset(call.inputs, call.outputs, by: k)
+            parameters = parameters.offset(by: k)
+        }
+        var context = RenderContext(
+            frameCount: call.frames - k, sampleTime: call.start + Int64(k), sampleRate: plan.sampleRate, tempo: tempo,
+            inputs: inputs, outputs: outputs, parameters: parameters,
+            events: UnsafeBufferPointer(start: unitEvents, count: k == 0 ? call.eventCount : 0), hostInput: call.hostInput,
+            hostOutput: call.hostOutput, safety: safetyCounters, tempoSource: tempoSources.winner,
+            beatPosition: beatPosition + Double(call.start + Int64(k) - sampleTime) * tempo / (60 * plan.sampleRate))
+        if signal.active {
+            signal.saysSilent.pointee = false
+            context.inputSilence = UnsafePointer(signal.inputFlags)
+            context.outputSilence = signal.saysSilent
+        }
+        let u = call.unit
+        if measuresSteps {
+            let t0 = monotonicNanoseconds()
+            plan.units[u].render(context)
+            stepNanoseconds[call.step] &+= monotonicNanoseconds() &- t0
+        } else {
+            plan.units[u].render(context)
+        }
+        silence.renders[u] &+= 1
+    }
+
+    /// A unit that sleeps on silence (SignalSilence): asleep, zeros until an input is
+    /// above the floor (then reset and rendered from that frame); awake, rendered, then
+    /// put to sleep at the first grid point at which it has been quiet for its hold.
+    private func renderSleeper(_ call: UnitCall) {
+        let u = call.unit
+        let allSilent = signal.gatherInputFlags(u)
+        let hold = Int64(max(plan.units[u].silenceHoldFrames(sampleRate: plan.sampleRate), Int(SignalSilence.grid)))
+        let n = call.frames
+        var x = 0
+        var rendered = false
+        while x < n {
+            if signal.asleep[u] {
+                let f = allSilent && signal.enabled ? n : (signal.enabled ? signal.firstLoudInput(call.inputs, from: x, to: n) : x)
+                for o in call.outputs {
+                    for c in 0..<o.channelCount { (o[c] + x).update(repeating: 0, count: f - x) }
+                }
+                if f == n { break }
+                plan.units[u].reset()
+                signal.asleep[u] = false
+                signal.lastLoud[u] = call.start + Int64(f)
+                signal.wakeCount &+= 1
+                x = f
+            } else if signal.enabled && (call.start + Int64(x)) % SignalSilence.grid == 0
+                && call.start + Int64(x) - signal.lastLoud[u] > hold
+            {
+                signal.asleep[u] = true
+                signal.sleepCount &+= 1
+                continue
+            }
+            renderUnit(call, from: x)
+            rendered = true
+            guard
+                let g = signal.sleepPoint(
+                    u, inputs: call.inputs, outputs: call.outputs, start: call.start, from: x, to: n, hold: hold)
+            else { break }
+            signal.asleep[u] = true
+            signal.sleepCount &+= 1
+            x = g
+        }
+        signal.outputSilent[u] = !rendered
     }
 
     /// The host input from frame `offset` of the block on. Thread: render.
@@ -251,8 +342,22 @@ public final class RenderEngine: @unchecked Sendable {
     /// always, for comparisons). Thread: render, or control when idle.
     public var skipsUnheardUnits: Bool {
         get { silence.enabled }
-        set { silence.enabled = newValue }
+        set {
+            silence.enabled = newValue
+            signal.enabled = newValue
+        }
     }
+
+    /// Whether unit `u` sleeps now because it has nothing to say (SignalSilence). Thread:
+    /// render, or control when idle.
+    public func isSleeping(unit u: Int) -> Bool { signal.asleep[u] }
+
+    /// Whether unit `u`'s output was flagged silent in the last segment rendered. Thread:
+    /// render, or control when idle.
+    public func isOutputSilent(unit u: Int) -> Bool { signal.outputSilent[u] }
+
+    /// Times units went to sleep on silence and woke again. Thread: render, or control when idle.
+    public var sleepCounts: (sleeps: Int, wakes: Int) { (signal.sleepCount, signal.wakeCount) }
 
     /// Segments unit `u` rendered so far (a unit nobody hears renders none). Thread: render,
     /// or control when idle.
@@ -353,6 +458,7 @@ public final class RenderEngine: @unchecked Sendable {
     public func reset() {
         plan.resetUnits()
         silence.wakeAll()
+        signal.wakeAll(at: 0)
         sampleTime = 0
         tempoSources = TempoSources(song: plan.rack.songTempo)
         tempo = tempoSources.tempo

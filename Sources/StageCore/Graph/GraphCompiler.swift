@@ -367,7 +367,13 @@ public struct GraphCompiler {
                 edges.append(SilencePlan.Edge(from: from, to: unitIndex[n]!, gate: b < gates.count ? gates[b] : nil))
             }
         }
-        let skippable = kept.map { nodes[$0].type.silence == .skipsWhenUnheard && !nodes[$0].type.receivesMIDI }
-        return SilencePlan(skippable: skippable, edges: edges)
+        let skippable = kept.map { nodes[$0].type.silence.skipsUnheard && !nodes[$0].type.receivesMIDI }
+        var plan = SilencePlan(skippable: skippable, edges: edges)
+        plan.sleeps = kept.map {
+            let t = nodes[$0].type
+            return t.silence == .sleepsWhenSilent && !t.receivesMIDI && t.commands(nodes[$0].description.settings).isEmpty
+        }
+        plan.sources = kept.map { n in nodes[n].sources.map { $0.flatMap { unitIndex[$0] } ?? -1 } }
+        return plan
     }
 }

@@ -19,6 +19,12 @@ public struct SilencePlan: Sendable {
     public var skippable: [Bool]
     public var edges: [Edge]
 
+    /// Per unit: whether it sleeps while its inputs are silent and its tail has ended
+    /// (`UnitSilence.sleepsWhenSilent`, SignalSilence).
+    public var sleeps: [Bool] = []
+    /// Per unit, per input bus: the unit feeding it, or −1 (unconnected: silence).
+    public var sources: [[Int]] = []
+
     public init(skippable: [Bool], edges: [Edge]) {
         self.skippable = skippable
         self.edges = edges

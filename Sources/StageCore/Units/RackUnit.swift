@@ -84,6 +84,23 @@ public struct RenderContext: @unchecked Sendable {
     /// beat n starts where this crosses n (the looper quantises to it).
     public var beatPosition: Double
 
+    /// Per input bus: true when the engine knows the bus is silent for this call (every
+    /// sample at or below the silence floor, −120 dBFS): its source's "output is silence"
+    /// flag, as Apple's render flag. nil when the engine tracks no silence. (SignalSilence)
+    public var inputSilence: UnsafePointer<Bool>? = nil
+    /// A unit that wrote only zeros to all its outputs may set `pointee = true` (Apple's
+    /// kAudioUnitRenderAction_OutputIsSilence); otherwise the engine checks the buffers
+    /// itself where a consumer cares. nil when the engine tracks no silence.
+    public var outputSilence: UnsafeMutablePointer<Bool>? = nil
+
+    /// Whether input bus `bus` is known to be silent in this call. Thread: render.
+    @inline(__always)
+    public func isInputSilent(_ bus: Int) -> Bool { inputSilence?[bus] ?? false }
+
+    /// Says that every output bus holds only zeros in this call. Thread: render.
+    @inline(__always)
+    public func markOutputSilent() { outputSilence?.pointee = true }
+
     public init(
         frameCount: Int, sampleTime: Int64, sampleRate: Double, tempo: Double, inputs: UnsafeBufferPointer<AudioBus>,
         outputs: UnsafeBufferPointer<AudioBus>, parameters: ParameterValues, events: UnsafeBufferPointer<UnitEvent>,
@@ -139,11 +156,21 @@ public protocol RackUnit: AnyObject {
     /// How long the unit keeps sounding after its input falls silent (reverb tails,
     /// delay repeats), in seconds. Thread: any, after prepare.
     var tailSeconds: Double { get }
+
+    /// How long the output may stay silent while something the unit took in is still to
+    /// come out (a delay's longest tap, a pitch shifter's buffer), in frames: a unit that
+    /// sleeps on silence (`UnitSilence.sleepsWhenSilent`) sleeps only after its inputs and
+    /// its output have been silent for longer than this. Thread: render.
+    func silenceHoldFrames(sampleRate: Double) -> Int
 }
 
 extension RackUnit {
     public var latencyFrames: Int { 0 }
     public var tailSeconds: Double { 0 }
+    /// Twice the latency plus the tail: safe for any unit (SignalSilence).
+    public func silenceHoldFrames(sampleRate: Double) -> Int {
+        2 * latencyFrames + Int(min(tailSeconds, 60) * sampleRate)
+    }
 }
 
 /// A unit's failure to prepare or to be made, with a message for the performer.

@@ -10,6 +10,17 @@ public enum UnitSilence: Sendable, Equatable {
     /// receives MIDI is never skipped (it keeps taking its events: the engine treats it as
     /// `alwaysRuns`).
     case skipsWhenUnheard
+    /// Skipped while nobody hears it (as `skipsWhenUnheard`), and also while it has nothing
+    /// to say: once every input has stayed silent and its own output below the silence floor
+    /// (−120 dBFS) for longer than its `silenceHoldFrames` (its tail, measured on its
+    /// output), it sleeps from the next point of the engine's 64-frame grid, its output
+    /// zeros flagged silent, until the first frame an input is above the floor; then it is
+    /// `reset()` and renders from that frame (SignalSilence). A type that receives MIDI or
+    /// takes commands never sleeps (it must take its events).
+    case sleepsWhenSilent
+
+    /// Whether the engine may skip it while nobody hears it.
+    public var skipsUnheard: Bool { self != .alwaysRuns }
 }
 
 /// What makes one input bus of a unit inaudible at the unit's output: any of these
