@@ -177,7 +177,7 @@ public final class OfflineRenderer {
             // A 14-bit half whose partner never came applies once its wait is over.
             let mapper = switcher?.mapper ?? ownMapper
             let generation = switcher?.currentPlan.generation ?? 0
-            mapper.poll(seconds: blockEnd) { e in
+            mapper.poll(seconds: blockEnd, sampleTime: Int64(done + n)) { e in
                 var tagged = e
                 tagged.generation = generation
                 _ = player.events.push(tagged)

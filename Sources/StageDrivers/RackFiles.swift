@@ -89,7 +89,7 @@ extension RackFiles {
         let text = try text(path)
         if let root = try? JSONParser.parse(text), Setlist.isSetlist(root) {
             let setlist = try SetlistReader.read(text: text, file: path)
-            let missing = missingSongs(setlist)
+            let missing = (missingSongs(setlist) + missingTracks(setlist)).sorted { $0.song < $1.song }
             if checkSongs && !missing.isEmpty { throw RackError(missing.map(\.diagnostic)) }
             return setlist
         }
@@ -97,5 +97,28 @@ extension RackFiles {
         single.file = path
         single.entries = [Setlist.Entry(rack: path, name: path, program: nil, bank: 0, location: nil)]
         return single
+    }
+}
+
+extension RackFiles {
+    /// Reads the rack of song `index` of `setlist` and gives it the song's track, tempo and
+    /// key (`SetlistSong`): what plays when the song is chosen. Thread: control.
+    public static func readSong(_ setlist: Setlist, _ index: Int, registry: UnitRegistry) throws(RackError) -> RackDescription {
+        let entry = setlist.entries[index]
+        var rack = try read(entry.rack, registry: registry)
+        try entry.song.apply(to: &rack, setlistFile: setlist.file, songPath: "songs[\(index)]") { type in
+            registry.type(named: type)?.settings.map(\.key) ?? []
+        }
+        return rack
+    }
+
+    /// Songs whose backing track (`track`) does not exist, located in the setlist.
+    public static func missingTracks(_ setlist: Setlist) -> [(song: Int, diagnostic: RackDiagnostic)] {
+        setlist.entries.enumerated().compactMap { i, entry in
+            guard let track = entry.song.track, !FileManager.default.fileExists(atPath: track) else { return nil }
+            return (i, RackDiagnostic(
+                file: setlist.file, location: entry.song.trackLocation, path: "songs[\(i)].track",
+                message: "no such file \"\(entry.song.trackAsWritten ?? track)\""))
+        }
     }
 }

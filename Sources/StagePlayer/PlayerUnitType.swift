@@ -141,6 +141,14 @@ public struct PlayerUnitType: UnitType {
         } catch {
             throw UnitError(error.message)
         }
+        if reader.fileFrames > 0 {
+            let seconds = Double(reader.fileFrames) / reader.fileRate
+            for cue in s.cues where cue.seconds >= seconds {
+                throw UnitError(
+                    "cues: \"\(cue.name)\" at \(formatNumber(cue.seconds)) s is past the end of \(s.path) "
+                        + "(\(formatNumber((seconds * 1000).rounded() / 1000)) s long)")
+            }
+        }
         let starts = [0] + s.cues.map { reader.fileFrame(seconds: $0.seconds) }
         let stream = TrackStream(
             reader: reader, startFrames: starts, preloadFrames: Int(s.preloadSeconds * context.sampleRate),

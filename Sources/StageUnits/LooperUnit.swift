@@ -11,7 +11,14 @@ public struct LooperUnitType: UnitType {
     public var summary: String { "records a phrase and loops it under the live input: overdub, undo/redo, one-button control" }
 
     public var settings: [SettingSpec] {
-        [SettingSpec(key: "maxLength", kind: .number(1...600), help: "the longest loop in seconds, preallocated (default 60)")]
+        [
+            SettingSpec(key: "maxLength", kind: .number(1...600), help: "the longest loop in seconds, preallocated (default 60)"),
+            SettingSpec(key: "bars", kind: .integer(1...64), help: "bars the first loop holds when its length sets the rack's tempo (default 1)"),
+            SettingSpec(key: "beatsPerBar", kind: .integer(1...16), help: "beats in a bar (default 4)"),
+            SettingSpec(
+                key: "quantize", kind: .choice(LooperGrid.Mode.allCases.map(\.rawValue)),
+                help: "with a tempo from clock, taps or the song: recording starts on the next bar (or beat) and lasts whole bars (default bar)"),
+        ]
     }
 
     public func parameters(_ settings: UnitSettings) -> [ParameterSpec] {
@@ -28,7 +35,11 @@ public struct LooperUnitType: UnitType {
     public func commands(_ settings: UnitSettings) -> [String] { LooperUnit.Command.allCases.map(\.name) }
 
     public func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit {
-        LooperUnit(maxSeconds: settings.double("maxLength") ?? 60)
+        let unit = LooperUnit(maxSeconds: settings.double("maxLength") ?? 60)
+        unit.grid = LooperGrid(
+            bars: settings.int("bars") ?? 1, beatsPerBar: settings.int("beatsPerBar") ?? 4,
+            mode: settings.string("quantize").flatMap(LooperGrid.Mode.init(rawValue:)) ?? .bar)
+        return unit
     }
 }
 
@@ -37,7 +48,7 @@ public struct LooperUnitType: UnitType {
 /// reading the old one, so starting, undoing and redoing a layer is a swap, never a copy.
 /// Memory: 2 × channels × `maxLength` seconds, allocated in `prepare`.
 /// Thread: render (after prepare); the transport readings from any thread.
-public final class LooperUnit: RackUnit, UnitTransport {
+public final class LooperUnit: RackUnit, UnitTransport, UnitTempoReporter {
     enum Parameter {
         static let level = 0
         static let dry = 1
@@ -84,10 +95,27 @@ public final class LooperUnit: RackUnit, UnitTransport {
     var clearAfterFade = false
     // One-button cycle: the last press (absolute frame), whether it is held.
     var lastPress: Int64 = -1_000_000_000
+    /// The absolute frame of the command being performed.
+    var commandFrame: Int64 = 0
     var pressedAt: Int64 = -1
     var holdHandled = false
     var stateBeforeLastPress = State.empty
     var layerStartedByLastPress = false
+
+    /// Bars, beats and quantising (LooperUnit+Tempo.swift), and where the grid is this block.
+    var grid = LooperGrid()
+    var blockGrid = LooperGrid.Block()
+    /// Recording waits to start at this absolute frame (−1: not waiting).
+    var pendingStart: Int64 = -1
+    /// The loop closes at this absolute frame (−1: not waiting), then plays or stops.
+    var pendingClose: Int64 = -1
+    var pendingCloseThenPlay = true
+    /// The recording in progress started on the grid: its length becomes whole bars of
+    /// `recordBarFrames` frames; else its length gives the rack's tempo.
+    var recordQuantized = false
+    var recordBarFrames = 0.0
+    /// The tempo the first loop gives the rack (0: none). Thread: render.
+    public private(set) var reportedTempo = 0.0
 
     let publishedState = Atomic<Int>(0)
     let publishedPosition = Atomic<Int>(0)
@@ -112,6 +140,9 @@ public final class LooperUnit: RackUnit, UnitTransport {
     }
 
     public func reset() {
+        pendingStart = -1
+        pendingClose = -1
+        reportedTempo = 0
         state = .empty
         length = 0
         position = 0
@@ -129,7 +160,9 @@ public final class LooperUnit: RackUnit, UnitTransport {
     // MARK: - Readings (any thread)
 
     public var transportState: String {
-        switch State(rawValue: publishedState.load(ordering: .relaxed)) ?? .empty {
+        let published = publishedState.load(ordering: .relaxed)
+        if published == Self.armedState { return "armed" }
+        switch State(rawValue: published) ?? .empty {
         case .empty: return "empty"
         case .recording: return "recording"
         case .playing: return "playing"
@@ -147,8 +180,11 @@ public final class LooperUnit: RackUnit, UnitTransport {
     /// The loop's length in frames (0 while empty or recording the first time).
     public var loopFrames: Int { publishedLength.load(ordering: .relaxed) }
 
+    /// The published state while recording waits for the grid (`pendingStart`).
+    static let armedState = -1
+
     private func publish() {
-        publishedState.store(state.rawValue, ordering: .relaxed)
+        publishedState.store(pendingStart >= 0 ? Self.armedState : state.rawValue, ordering: .relaxed)
         publishedPosition.store(position, ordering: .relaxed)
         publishedLength.store(state == .recording ? 0 : length, ordering: .relaxed)
     }
@@ -163,21 +199,22 @@ public final class LooperUnit: RackUnit, UnitTransport {
         let input = context.inputs[0]
         let output = context.outputs[0]
         var pos = 0
+        blockGrid = LooperGrid.Block(context)
         for e in context.events {
             guard let index = UnitCommand.index(of: e.message), let command = Command(rawValue: index) else { continue }
             let offset = min(max(Int(e.frameOffset), pos), n)
-            run(input, output, from: pos, to: offset, context.parameters)
+            runUntilPending(input, output, from: pos, to: offset, context.parameters)
             pos = offset
             perform(command, pressed: UnitCommand.isPress(e.message), at: context.sampleTime + Int64(offset))
         }
-        run(input, output, from: pos, to: n, context.parameters)
+        runUntilPending(input, output, from: pos, to: n, context.parameters)
         if state == .stopped && layerCovered >= 0 { completeLayer(limit: 8192) }
         checkHold(at: context.sampleTime + Int64(n))
         publish()
     }
 
     /// Frames `a ..< b` of the block: dry input plus the loop, recording or overdubbing.
-    private func run(_ input: AudioBus, _ output: AudioBus, from a: Int, to b: Int, _ params: ParameterValues) {
+    func run(_ input: AudioBus, _ output: AudioBus, from a: Int, to b: Int, _ params: ParameterValues) {
         guard b > a else { return }
         let levels = params[Parameter.level]
         let dries = params[Parameter.dry]
@@ -243,7 +280,7 @@ public final class LooperUnit: RackUnit, UnitTransport {
         case .recording:
             position += 1
             length = position
-            if position >= capacity { closeLoop(thenPlay: true) }  // the buffer is full: close it here
+            if position >= capacity { closeLoopNow(thenPlay: true) }  // the buffer is full: close it here
             return
         case .playing, .overdubbing:
             break
@@ -264,6 +301,7 @@ public final class LooperUnit: RackUnit, UnitTransport {
     private func fadeOutDone() {
         if clearAfterFade {
             clearAfterFade = false
+            reportedTempo = 0
             state = .empty
             length = 0
             canUndo = false
@@ -306,6 +344,16 @@ public final class LooperUnit: RackUnit, UnitTransport {
     // MARK: - Commands
 
     private func perform(_ command: Command, pressed: Bool, at frame: Int64) {
+        commandFrame = frame
+        if pendingStart >= 0 {
+            // Waiting for the grid to start recording: stop, clear, record or cycle cancels it.
+            switch command {
+            case .stop, .clear, .record, .cycle: if pressed { pendingStart = -1 }
+            default: break
+            }
+            if command == .cycle && !pressed { pressedAt = -1 }
+            return
+        }
         if command == .cycle {
             cycle(pressed: pressed, at: frame)
             return
@@ -324,7 +372,9 @@ public final class LooperUnit: RackUnit, UnitTransport {
             switch state {
             case .playing: startOverdub()
             case .overdubbing: endOverdub()
-            case .recording: closeLoop(thenPlay: true); startOverdub()
+            case .recording:
+                closeLoop(thenPlay: true)
+                if state == .playing { startOverdub() }
             default: break
             }
         case .play:
@@ -388,7 +438,9 @@ public final class LooperUnit: RackUnit, UnitTransport {
         if state == .playing || state == .overdubbing { fadeOut(thenClear: true) } else { clearNow() }
     }
 
-    private func startRecording() {
+    func startRecordingNow() {
+        reportedTempo = 0
+        pendingClose = -1
         state = .recording
         position = 0
         length = 0
@@ -398,7 +450,9 @@ public final class LooperUnit: RackUnit, UnitTransport {
         fadeLeft = 0
     }
 
-    private func closeLoop(thenPlay: Bool) {
+    func closeLoopNow(thenPlay: Bool) {
+        pendingClose = -1
+        defer { if !recordQuantized && length > 0 { reportedTempo = grid.tempo(loopFrames: length, sampleRate: sampleRate) } }
         guard length > 0 else {
             state = .empty
             return
@@ -447,7 +501,10 @@ public final class LooperUnit: RackUnit, UnitTransport {
         if state == .overdubbing { state = .playing }
     }
 
-    private func clearNow() {
+    func clearNow() {
+        pendingStart = -1
+        pendingClose = -1
+        reportedTempo = 0
         state = .empty
         length = 0
         position = 0

@@ -103,7 +103,7 @@ final class LiveSession {
         self.setlist = setlist
         self.rack = rack
         // Capture opens if any song of the set hears the microphone.
-        let racks = [rack] + setlist.entries.dropFirst().compactMap { try? RackFiles.read($0.rack, registry: Registry.standard) }
+        let racks = [rack] + setlist.entries.indices.dropFirst().compactMap { try? RackFiles.readSong(setlist, $0, registry: Registry.standard) }
         needsCapture = racks.contains { r in r.units.contains { Registry.standard.type(named: $0.type)?.role == .hostInput } }
         let compiler = GraphCompiler(registry: Registry.standard)
         playbackChannels = racks.map { compiler.outputChannelCount($0) }.max() ?? 2

@@ -60,7 +60,7 @@ extension PlayCommand {
         let rack: RackDescription
         do {
             setlist = SavedRacks.substitute(try RackFiles.readSetlist(rackPath))  // copies saved from the page (PlaySave.swift)
-            rack = try RackFiles.read(setlist.entries[0].rack, registry: Registry.standard)
+            rack = try RackFiles.readSong(setlist, 0, registry: Registry.standard)
         } catch {
             var problems = error.diagnostics.map(\.description)
             if let origin = user[.rack]?.origin, origin != .flag("RACK argument") { problems.append("(the rack was named by \(origin))") }

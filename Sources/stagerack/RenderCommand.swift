@@ -46,7 +46,7 @@ enum RenderCommand {
         var duration = try a.double("--duration", range: 0.001...86_400)
 
         let setlist = try RackFiles.readSetlist(rackPath)
-        let rack = try RackFiles.read(setlist.entries[0].rack, registry: Registry.standard)
+        let rack = try RackFiles.readSong(setlist, 0, registry: Registry.standard)
         let rate = try a.double("--sample-rate", range: 8000...384_000) ?? rack.io.sampleRate ?? 48000
         var input: RenderSource?
         var inputIsEmpty = false

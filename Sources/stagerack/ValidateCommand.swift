@@ -18,13 +18,13 @@ enum ValidateCommand {
         for path in a.positional {
             do {
                 let setlist = try RackFiles.readSetlist(path, checkSongs: false)
-                let missing = RackFiles.missingSongs(setlist)
+                let missing = RackFiles.missingSongs(setlist) + RackFiles.missingTracks(setlist)
                 var failed = !missing.isEmpty
                 for m in missing { Console.err(m.diagnostic.description) }
                 let absent = Set(missing.map(\.song))
                 for (i, entry) in setlist.entries.enumerated() where !absent.contains(i) {
                     do {
-                        let rack = try RackFiles.read(entry.rack, registry: Registry.standard)
+                        let rack = try RackFiles.readSong(setlist, i, registry: Registry.standard)
                         let plan = try GraphCompiler(registry: Registry.standard).compile(rack, options: GraphCompiler.Options())
                         for n in rack.notes { Console.err(n.description) }
                         for w in plan.warnings { Console.err("\(entry.rack): warning: \(w)") }

@@ -115,9 +115,28 @@ final class MIDIRoutingTests: XCTestCase {
         XCTAssertEqual(Double(try XCTUnwrap(tempos.last)), 120, accuracy: 1, "\(tempos)")
     }
 
-    func testSteadyClockAtTheRackTempoSendsNothing() throws {
+    func testSteadyClockAtTheRackTempoClaimsTheTempoOnceThenSendsNothing() throws {
+        // The clock outranks the song's tempo (TempoSources), so it says once that it leads,
+        // even at the rack's own tempo; then nothing while it stays steady.
         let p = try MapperProbe("{}", tempo: 120)
+        let first = clock(p, bpm: 120, beats: 4, jitter: 0.0002)
+        XCTAssertEqual(first.count, 1, "\(first)")
+        XCTAssertEqual(Double(first[0]), 120, accuracy: 0.05)
         XCTAssertEqual(clock(p, bpm: 120, beats: 4, jitter: 0.0002), [])
+    }
+
+    func testAStoppedOrQuietClockWithdrawsItsTempo() throws {
+        let p = try MapperProbe("{}", tempo: 100)
+        XCTAssertFalse(clock(p, bpm: 120, beats: 2, jitter: 0).isEmpty)
+        let stop = p.send(.stop).filter { $0.kind == .tempo }
+        XCTAssertEqual(stop.map(\.value), [0], "Stop withdraws the clock's tempo")
+        XCTAssertEqual(stop.first?.parameter, TempoSource.clock.rawValue)
+        XCTAssertEqual(clock(p, bpm: 120, beats: 2, jitter: 0), [], "ticks after Stop give no tempo")
+        p.send(.continue)
+        let resumed = clock(p, bpm: 120, beats: 1, jitter: 0)
+        XCTAssertEqual(Double(try XCTUnwrap(resumed.last, "Continue: the clock leads again")), 120, accuracy: 0.5)
+        XCTAssertEqual(p.wait(0.1).filter { $0.kind == .tempo }, [])
+        XCTAssertEqual(p.wait(0.3).filter { $0.kind == .tempo }.map(\.value), [0], "quiet for 0.3 s: withdrawn")
     }
 
     func testClockCanBeIgnored() throws {

@@ -11,6 +11,9 @@ import XCTest
 /// paced alsa-lib file-plugin device, the MIDI router on a flood thread (10,000 messages a
 /// second: CCs on 16 controllers, notes on 16 channels, 50 program changes a second), the
 /// control thread switching songs, reloading (SIGHUP's path) and recalling snapshots.
+/// Each song also streams a looping backing track from disk (a `player`, toggled by note 60 in
+/// the flood), and the show is recorded (`ShowRecorder`'s disk thread): a late disk may only
+/// give counted underruns, a full pool only counted dropped frames; the render never waits.
 /// Nothing may be lost, no note may hang, every retired rack must be released exactly once,
 /// memory must stay flat, and no queue may see a second producer or consumer. `make tsan`
 /// runs it under the thread sanitizer too (STAGERACK_STRESS_SECONDS sets its length).
@@ -22,7 +25,7 @@ final class LiveStressTests: XCTestCase {
         setenv("STAGERACK_TEST_PLAYBACK", "/dev/null", 1)
     }
 
-    static func rack(_ n: Int, font: String) -> String {
+    static func rack(_ n: Int, font: String, track: String) -> String {
         let maps = (0..<16).map { k -> String in
             let target = ["mix.gain1", "delay.wetDryMix", "reverb.dryWetMix", "synth.gain"][k % 4]
             let range = target.hasPrefix("mix") || target.hasPrefix("synth") ? (-30, 0) : (0, 40)
@@ -34,9 +37,10 @@ final class LiveStressTests: XCTestCase {
                 "synth": { "type": "synth", "soundfont": "\(font)", "channel": "all", "polyphony": 256 },
                 "delay": { "type": "delay", "params": { "delayTime": 0.\(n + 1), "feedback": 30 } },
                 "reverb": { "type": "reverb", "params": { "dryWetMix": 20 } },
-                "mix": { "type": "mixer", "inputs": 1 }, "out": { "type": "output" } },
-              "connections": [ "synth -> delay -> reverb -> mix -> out" ],
-              "midi": { "map": [ \(maps.joined(separator: ", ")) ] },
+                "track": { "type": "player", "file": "\(track)", "loop": true, "trigger": "toggle", "startOnLoad": true, "preload": 0.5, "buffer": 1 },
+                "mix": { "type": "mixer", "inputs": 2 }, "out": { "type": "output" } },
+              "connections": [ "synth -> delay -> reverb -> mix:1", "track -> mix:2", "mix -> out" ],
+              "midi": { "map": [ \(maps.joined(separator: ", ")), { "note": 60, "action": "track.play" } ] },
               "snapshots": { "a": { "params": { "reverb.dryWetMix": 10 } }, "b": { "morph": 0.1, "params": { "reverb.dryWetMix": 30 } } } }
             """
     }
@@ -47,7 +51,12 @@ final class LiveStressTests: XCTestCase {
             .standardizedFileURL.path
         let dir = Fixtures.temporaryPath("stress")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        for n in 0..<3 { try Self.rack(n, font: font).write(toFile: "\(dir)/song\(n).json", atomically: true, encoding: .utf8) }
+        let track = "\(dir)/track.wav"
+        let writer = try AudioFileWriter(path: track, channels: 2, sampleRate: 44100, maxFrames: 44100 * 3)
+        let tone = (0..<(44100 * 3)).map { Float(0.1 * sin(Double($0) * 0.05)) }
+        try writer.write(channels: [tone, tone])
+        try writer.close()
+        for n in 0..<3 { try Self.rack(n, font: font, track: track).write(toFile: "\(dir)/song\(n).json", atomically: true, encoding: .utf8) }
         let setlistText = """
             { "format": 1, "name": "stress", "songs": [ { "rack": "song0.json", "program": 1 }, { "rack": "song1.json", "program": 2 },
               { "rack": "song2.json", "program": 3 } ] }
@@ -67,7 +76,8 @@ final class LiveStressTests: XCTestCase {
                 + "sent \(figures.sent) applied \(figures.applied) stale \(figures.stale) late \(figures.late) dropped \(figures.dropped); "
                 + "switches \(figures.switches), loads \(figures.loads), requests coalesced \(figures.coalesced), racks released "
                 + "\(figures.released); voices at the end \(figures.voices); RSS \(figures.rssBefore / 1024) → \(figures.rssAfter / 1024) MB, heap in use "
-                + "\(figures.heapBefore >> 20) → \(figures.heapAfter >> 20) MB")
+                + "\(figures.heapBefore >> 20) → \(figures.heapAfter >> 20) MB; track underruns \(figures.underruns); recorded "
+                + "\(figures.recorded) frames, dropped \(figures.recordDropped); highest render load \(Int(figures.maxLoad * 100)) % of a period")
         XCTAssertEqual(figures.dropped, 0, "engine events dropped")
         XCTAssertEqual(figures.actionsDropped, 0, "actions dropped")
         XCTAssertEqual(figures.sent, figures.applied + figures.stale, "every engine event sent reached a rack, or was meant for one no longer playing")
@@ -76,6 +86,8 @@ final class LiveStressTests: XCTestCase {
         XCTAssertEqual(figures.voices, 0, "no note hangs")
         XCTAssertEqual(figures.enginesLeft, 0, "every rack released exactly once (none leaked)")
         XCTAssertEqual(violations, 0, "a queue saw a second producer or consumer thread")
+        XCTAssertFalse(figures.recorderFailed, "the recording went on")
+        XCTAssertGreaterThan(figures.recorded + figures.recordDropped, Int(seconds * 0.5 * 48000), "the show was recorded (or its drops counted)")
         if figures.heapBefore >= 0 {
             // Leaks show in the heap in use; the resident size also moves with the allocator's
             // arenas (it grew 25 MB once in a full run under load 15, 0 MB alone), so it is printed only.
@@ -90,6 +102,7 @@ final class LiveStressTests: XCTestCase {
         var switches = 0, loads = 0, coalesced = 0, released = 0, voices = -1, enginesLeft = 0
         var rssBefore = 0, rssAfter = 0
         var heapBefore: Int64 = -1, heapAfter: Int64 = -1
+        var underruns = 0, recorded = 0, recordDropped = 0, recorderFailed = false, maxLoad: Float = 0
     }
 
     func run(setlist path: String, seconds: Double) throws -> Figures {
@@ -109,7 +122,10 @@ final class LiveStressTests: XCTestCase {
         switcher.start(midiActions: router.actions)
         let playback = try PCMStream(PCMRequest(device: "stagerack_out", isCapture: false, sampleRate: 48000, channels: 2,
                                                 periodFrames: 128, periods: 2, format: .float))
-        let live = LiveAudio(playback: playback, capture: nil, player: player)
+        let recorder = try ShowRecorder(
+            folder: Fixtures.temporaryPath("stress-recording"), format: .wav, sampleRate: 48000, micChannels: 1, blockFrames: 128,
+            song: "stress")
+        let live = LiveAudio(playback: playback, capture: nil, player: player, recorder: recorder)
         XCTAssertTrue(live.isPaced, "the file plugin over null keeps no time: paced")
         let audioDone = DispatchSemaphore(value: 0)
         Thread {
@@ -137,6 +153,9 @@ final class LiveStressTests: XCTestCase {
                 switcher.wakeUp()
             }
             if tick % 2 == 0 { switcher.request(.snapshot(tick % 4 == 0 ? "a" : "b")) }
+            if tick % 40 == 0 { recorder.songChanged("song \(switcher.currentIndex)") }
+            for t in switcher.unitTransports { figures.underruns = max(figures.underruns, t.transport.underruns) }
+            figures.maxLoad = max(figures.maxLoad, live.status().load)
             while router.monitor?.pop() != nil {}
             if figures.rssBefore == 0 && monotonicSeconds() - start > seconds / 4 {
                 figures.rssBefore = Self.residentKB()
@@ -152,6 +171,10 @@ final class LiveStressTests: XCTestCase {
         live.requestStop()
         audioDone.wait()
         switcher.stop()
+        recorder.stop()
+        figures.recorded = recorder.writtenFrames
+        figures.recordDropped = recorder.droppedFrames
+        figures.recorderFailed = recorder.hasStopped
 
         figures.messages = flood.messages
         figures.sent = router.engineEventsSent

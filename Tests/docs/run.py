@@ -156,10 +156,11 @@ def run(args, cwd=REPO, timeout=600, env=None):
 # ---------------------------------------------------------------- JSON blocks
 
 def make_audio_files(text, folder):
-    """The sound files a block's players name ("file": "songs/intro.wav"): half a second
-    of a quiet tone as WAV (libsndfile reads by content, whatever the extension)."""
+    """The sound files a block's players name ("file": "songs/intro.wav"): five seconds
+    of a quiet tone as WAV, then silence to a minute (libsndfile reads by content, whatever
+    the extension; a cue past a file's end is an error)."""
     import math, struct, wave
-    for name in set(re.findall(r'"file"\s*:\s*"([^"/][^"]*)"', text)):
+    for name in set(re.findall(r'"(?:file|track)"\s*:\s*"([^"/][^"]*)"', text)):
         path = os.path.join(folder, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with wave.open(path, "wb") as w:
@@ -168,6 +169,7 @@ def make_audio_files(text, folder):
             w.setframerate(48000)
             w.writeframes(b"".join(struct.pack("<hh", v, v) for v in
                                    (int(3000 * math.sin(i * 0.06)) for i in range(48000 * 5))))
+            w.writeframes(b"\0" * (4 * 48000 * 55))  # then silence: a minute, for cues
 
 
 def check_json(doc, line, info, text, work):
@@ -182,6 +184,14 @@ def check_json(doc, line, info, text, work):
     if kind == "setlist":
         for name in sorted(set(re.findall(r'"([^"\s]+\.json5?)"', text))):
             os.makedirs(os.path.dirname(os.path.join(folder, name)) or folder, exist_ok=True)
+            library = os.path.join(REPO, "racks", name)
+            if os.path.isfile(library):
+                # A rack of the preset library (its tracks beside it), as it stands.
+                import shutil
+                shutil.copyfile(library, os.path.join(folder, name))
+                if not os.path.isdir(os.path.join(folder, "tracks")):
+                    shutil.copytree(os.path.join(REPO, "racks", "tracks"), os.path.join(folder, "tracks"))
+                continue
             with open(os.path.join(folder, name), "w") as f:
                 f.write(FRAGMENT_RACK + "}\n")
     path = os.path.join(folder, "block.json")

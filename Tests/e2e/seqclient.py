@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """A small ALSA sequencer client for the e2e tests: a controller that appears later.
 
-    seqclient.py NAME [--wait-subscriber SECONDS] [--linger SECONDS] HEXBYTES...
+    seqclient.py NAME [--wait-subscriber SECONDS] [--linger SECONDS] [--gap SECONDS] [--times] HEXBYTES...
 
 Opens a sequencer client NAME with one readable port "out" (like a USB controller's),
 waits until some client subscribes to it (StageRack connecting by name after the
 port-start announcement), sends each HEXBYTES group (e.g. "B0 07 40") as one event to its
-subscribers, lingers, and exits (its port then vanishes). Prints "client C:0" first.
+subscribers (`--gap`: that long after each), lingers, and exits (its port then vanishes).
+Prints "client C:0" first; with `--times`, "sent MONOTONIC_SECONDS" after each event.
 Exit status 2 when nobody subscribed in time. Needs only the standard library (ctypes).
 """
 import ctypes
@@ -33,13 +34,17 @@ class Event(ctypes.Structure):
 def main(argv):
     args = list(argv[1:])
     name = args.pop(0).encode()
-    wait_s, linger = 10.0, 0.2
+    wait_s, linger, gap, times = 10.0, 0.2, 0.0, False
     while args and args[0].startswith("--"):
         opt = args.pop(0)
         if opt == "--wait-subscriber":
             wait_s = float(args.pop(0))
         elif opt == "--linger":
             linger = float(args.pop(0))
+        elif opt == "--gap":
+            gap = float(args.pop(0))
+        elif opt == "--times":
+            times = True
     lib = ctypes.CDLL("libasound.so.2")
     seq = ctypes.c_void_p()
     if lib.snd_seq_open(ctypes.byref(seq), b"default", SND_SEQ_OPEN_OUTPUT, 0) < 0:
@@ -79,6 +84,10 @@ def main(argv):
         if lib.snd_seq_event_output_direct(seq, ctypes.byref(ev)) < 0:
             print("snd_seq_event_output_direct failed", file=sys.stderr)
             return 1
+        if times:
+            print("sent %.6f" % time.monotonic(), flush=True)
+        if gap:
+            time.sleep(gap)
     time.sleep(linger)
     lib.snd_seq_close(seq)
     return 0

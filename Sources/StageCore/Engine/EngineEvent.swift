@@ -7,7 +7,8 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         case parameter
         /// Deliver `message` to unit `unit`.
         case midi
-        /// Set the rack's tempo to `value` BPM.
+        /// Tempo source `parameter` (`TempoSource`) gives `value` BPM (0 withdraws it); the
+        /// rack's tempo is the first source that gives one (`TempoSources`).
         case tempo
         /// Reset every unit (silence all tails).
         case resetAll
@@ -59,8 +60,8 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
     }
 
     @inlinable
-    public static func tempo(_ bpm: Double, at time: Int64 = now) -> EngineEvent {
-        EngineEvent(kind: .tempo, sampleTime: time, value: Float(bpm))
+    public static func tempo(_ bpm: Double, source: TempoSource, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .tempo, sampleTime: time, parameter: source.rawValue, value: Float(bpm))
     }
 }
 

@@ -275,7 +275,9 @@ public final class RackPlayer: @unchecked Sendable {
             free = oldest
         }
         tails[free] = Tail(active: true, pointer: currentPointer, start: currentStart, age: 0, quiet: 0, gain: 1, forced: false)
+        let previous = current
         current = Unmanaged<RenderEngine>.fromOpaque(pointer).takeUnretainedValue()
+        current.continueClock(from: previous)
         currentPointer = pointer
         currentStart = sampleTime
         fadeInPosition = 0

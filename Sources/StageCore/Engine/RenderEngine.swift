@@ -20,7 +20,19 @@ public final class RenderEngine: @unchecked Sendable {
     public let controlEvents: SPSCQueue<EngineEvent>
     /// Frames rendered since start: the absolute time of the next block's first frame.
     public private(set) var sampleTime: Int64 = 0
+    /// The rack's tempo in BPM: the first of `tempoSources` that gives one.
     public private(set) var tempo: Double
+    /// What each tempo source last gave (`.tempo` events; the song's from the rack; the
+    /// first loop's from the units that report one). Thread: render.
+    public private(set) var tempoSources: TempoSources
+    /// Which source decides `tempo` (nil: none; 120 BPM). Thread: render.
+    public var tempoSource: TempoSource? { tempoSources.winner }
+    /// Beats of the rack's grid at the next block's first frame (0 at the rack's first frame).
+    public private(set) var beatPosition: Double = 0
+    /// Units that can give a tempo (loopers), read after each block. Found once, on the control thread.
+    let tempoReporters: [any UnitTempoReporter]
+    /// The rack's `midi.clock` (read once: nothing of the rack description on the render thread).
+    let followsClock: Bool
     /// What the output safety stage fixed so far.
     public var safety: SafetyCounters { safetyCounters.pointee }
     /// Blocks in which events were due but the per-block list was full: they waited in
@@ -58,7 +70,10 @@ public final class RenderEngine: @unchecked Sendable {
         self.plan = plan
         events = SPSCQueue(minimumCapacity: queueCapacity)
         controlEvents = SPSCQueue(minimumCapacity: 1024)
-        tempo = plan.rack.tempo
+        tempoSources = TempoSources(song: plan.rack.songTempo)
+        tempo = tempoSources.tempo
+        tempoReporters = plan.units.compactMap { $0 as? any UnitTempoReporter }
+        followsClock = plan.rack.midi.clock
         safetyCounters = .allocate(capacity: 1)
         safetyCounters.initialize(to: SafetyCounters())
         blockEventCapacity = eventsPerBlock
@@ -101,7 +116,10 @@ public final class RenderEngine: @unchecked Sendable {
 
         // Global events first (they are not per unit).
         for e in 0..<count where blockEvents[e].kind == .tempo {
-            tempo = Double(blockEvents[e].value)
+            if let source = TempoSource(rawValue: blockEvents[e].parameter) {
+                tempoSources.set(source, Double(blockEvents[e].value))
+                tempo = tempoSources.tempo
+            }
         }
         for e in 0..<count where blockEvents[e].kind == .resetAll {
             plan.resetUnits()
@@ -109,6 +127,7 @@ public final class RenderEngine: @unchecked Sendable {
         guard silence.active else {
             renderSegment(offset: 0, frames: frameCount, blockStart: blockStart, count: count)
             sampleTime = blockEnd
+            endBlock(frames: frameCount)
             return
         }
         // Cut where units nobody hears stop or start (SilenceTracker): the same frames are
@@ -122,6 +141,29 @@ public final class RenderEngine: @unchecked Sendable {
             t = end
         }
         sampleTime = blockEnd
+        endBlock(frames: frameCount)
+    }
+
+    /// The beat grid moves on at this block's tempo; a loop that now gives a tempo (or no
+    /// longer does) counts from the next block. Thread: render.
+    @inline(__always)
+    private func endBlock(frames: Int) {
+        beatPosition += Double(frames) * tempo / (60 * plan.sampleRate)
+        guard !tempoReporters.isEmpty else { return }
+        var loop = 0.0
+        for r in tempoReporters where loop == 0 { loop = r.reportedTempo }
+        if loop != tempoSources.loop {
+            tempoSources.set(.loop, loop)
+            tempo = tempoSources.tempo
+        }
+    }
+
+    /// Takes over the MIDI clock's tempo of the rack played before a switch (the clock
+    /// runs on; taps, song and loop belong to the rack). Thread: render.
+    public func continueClock(from previous: RenderEngine) {
+        guard followsClock else { return }
+        tempoSources.set(.clock, previous.tempoSources.clock)
+        tempo = tempoSources.tempo
     }
 
     /// Renders frames `offset ..< offset + frames` of the block (all of it, unless units
@@ -221,7 +263,8 @@ public final class RenderEngine: @unchecked Sendable {
             frameCount: call.frames - k, sampleTime: call.start + Int64(k), sampleRate: plan.sampleRate, tempo: tempo,
             inputs: inputs, outputs: outputs, parameters: parameters,
             events: UnsafeBufferPointer(start: unitEvents, count: k == 0 ? call.eventCount : 0), hostInput: call.hostInput,
-            hostOutput: call.hostOutput, safety: safetyCounters)
+            hostOutput: call.hostOutput, safety: safetyCounters, tempoSource: tempoSources.winner,
+            beatPosition: beatPosition + Double(call.start + Int64(k) - sampleTime) * tempo / (60 * plan.sampleRate))
         if signal.active {
             signal.saysSilent.pointee = false
             context.inputSilence = UnsafePointer(signal.inputFlags)
@@ -417,7 +460,9 @@ public final class RenderEngine: @unchecked Sendable {
         silence.wakeAll()
         signal.wakeAll(at: 0)
         sampleTime = 0
-        tempo = plan.rack.tempo
+        tempoSources = TempoSources(song: plan.rack.songTempo)
+        tempo = tempoSources.tempo
+        beatPosition = 0
         safetyCounters.pointee = SafetyCounters()
     }
 }

@@ -85,7 +85,7 @@ extension MIDIMapper {
         switch action {
         case .tapTempo:
             if let bpm = tempo.tap(at: seconds) {
-                emit(.tempo(bpm, at: t))
+                emit(.tempo(bpm, source: .tap, at: t))
                 record(.tempo, mapping: i, value: Float(bpm))
             } else {
                 record(.consumed, mapping: i)

@@ -76,6 +76,8 @@ public final class MIDIMapper: @unchecked Sendable {
     var bankMSB: [Int]
     var bankLSB: [Int]
     public internal(set) var tempo: TempoTracker
+    /// Whether the engine holds a tempo from the clock (sent, not yet withdrawn).
+    public internal(set) var clockGivesTempo = false
 
     // What the last `handle` did (monitors read them right after).
     var outcomeStorage: [MappingOutcome]
@@ -197,6 +199,7 @@ public final class MIDIMapper: @unchecked Sendable {
         bankMSB = previous.bankMSB
         bankLSB = previous.bankLSB
         tempo = previous.tempo
+        clockGivesTempo = previous.clockGivesTempo && followsClock
         tempo.setTempo(rackTempo)
         for (i, m) in mappings.enumerated() {
             guard let j = previous.mappings.firstIndex(where: { $0.source == m.source && $0.channel == m.channel && $0.hires == m.hires })
@@ -251,13 +254,16 @@ public final class MIDIMapper: @unchecked Sendable {
     }
 
     /// Lets time pass with no message: completes 14-bit halves whose partner did not come,
-    /// takes in parameter notices (queueing their feedback). Returns how many outcomes.
-    /// Thread: the mapper's thread.
+    /// withdraws the tempo of a clock that went quiet, takes in parameter notices (queueing
+    /// their feedback). `sampleTime`: the engine time of `seconds` (offline), or
+    /// `EngineEvent.now` (live). Returns how many outcomes. Thread: the mapper's thread.
     @discardableResult
-    public func poll(seconds: Double? = nil, emit: (EngineEvent) -> Void) -> Int {
+    public func poll(seconds: Double? = nil, sampleTime: Int64 = EngineEvent.now, emit: (EngineEvent) -> Void) -> Int {
         outcomeCount = 0
         drainNotices()
-        if pairs.hasPending { pairs.expire(at: seconds ?? monotonicSeconds()) { applyPair($0, emit: emit) } }
+        let now = seconds ?? monotonicSeconds()
+        if pairs.hasPending { pairs.expire(at: now) { applyPair($0, emit: emit) } }
+        expireClock(at: now, sampleTime: sampleTime, emit: emit)
         return outcomeCount
     }
 
@@ -268,7 +274,11 @@ public final class MIDIMapper: @unchecked Sendable {
     }
 
     /// When `poll` next has something to do (a 14-bit half expiring), on the monotonic clock.
-    public var nextDeadline: Double? { pairs.nextDeadline }
+    public var nextDeadline: Double? {
+        guard clockGivesTempo else { return pairs.nextDeadline }
+        let clock = tempo.lastTick + TempoTracker.clockTimeout
+        return min(pairs.nextDeadline ?? clock, clock)
+    }
 
     /// Tells the mapper that a parameter changed outside it: a preset load (`byPreset`:
     /// its knobs then wait for pickup unless their mapping says otherwise) or another
@@ -330,8 +340,9 @@ public final class MIDIMapper: @unchecked Sendable {
         guard followsClock else { return }
         switch message.status {
         case 0xF8:
-            if let bpm = tempo.clockTick(at: seconds) {
-                emit(.tempo(bpm, at: t))
+            if let bpm = tempo.clockTick(at: seconds), !tempo.stopped {
+                clockGivesTempo = true
+                emit(.tempo(bpm, source: .clock, at: t))
                 record(.tempo, value: Float(bpm))
             } else {
                 record(.consumed)
@@ -344,6 +355,7 @@ public final class MIDIMapper: @unchecked Sendable {
             fire(ControlAction(kind: .transportContinue))
         case 0xFC:
             tempo.stop()
+            withdrawClock(at: t, emit: emit)
             fire(ControlAction(kind: .transportStop))
         default:
             break
@@ -483,6 +495,22 @@ public final class MIDIMapper: @unchecked Sendable {
                 absolute(i, position: position, at: c.sampleTime, emit: emit)
             }
         }
+    }
+
+    /// The clock stopped (Stop, or no tick for `TempoTracker.clockTimeout`): the next tempo
+    /// source takes over (`TempoSources`).
+    func withdrawClock(at t: Int64, emit: (EngineEvent) -> Void) {
+        guard clockGivesTempo else { return }
+        clockGivesTempo = false
+        emit(.tempo(0, source: .clock, at: t))
+        record(.tempo, value: 0)
+    }
+
+    /// Withdraws the clock's tempo once no tick came for `TempoTracker.clockTimeout`.
+    func expireClock(at seconds: Double, sampleTime: Int64, emit: (EngineEvent) -> Void) {
+        guard clockGivesTempo, seconds - tempo.lastTick > TempoTracker.clockTimeout else { return }
+        tempo.timedOut()
+        withdrawClock(at: sampleTime, emit: emit)
     }
 
     func forward(_ message: MIDIMessage, at t: Int64, emit: (EngineEvent) -> Void) {

@@ -64,7 +64,7 @@ extension MIDIMapper {
         case .pendingHalf: return "(half of a 14-bit value)"
         case .selected: return "(parameter \(o.count) selected)"
         case .action: return o.action.description
-        case .tempo: return "tempo \(formatNumber((Double(o.value) * 100).rounded() / 100)) BPM"
+        case .tempo: return o.value == 0 ? "clock stopped: the next tempo source leads" : "tempo \(formatNumber((Double(o.value) * 100).rounded() / 100)) BPM"
         case .consumed: return "(taken)"
         }
     }

@@ -37,6 +37,14 @@ public struct TempoTracker {
     public private(set) var tempo: Double = 0
     /// Whether Start/Continue came more recently than Stop.
     public private(set) var running = false
+    /// Whether Stop came more recently than Start/Continue: the clock gives no tempo then
+    /// (many devices send ticks while stopped).
+    public private(set) var stopped = false
+    /// The time of the last tick (−∞ before any).
+    public private(set) var lastTick = -Double.infinity
+    /// The next estimate is reported whatever the hysteresis says (a new series of ticks:
+    /// the clock claims the tempo again, `TempoSources`).
+    var announce = true
 
     public init() {
         ticks = Array(repeating: 0, count: Self.clockWindow)
@@ -47,8 +55,12 @@ public struct TempoTracker {
     public mutating func clockTick(at seconds: Double) -> Double? {
         if tickCount > 0 {
             let last = ticks[(tickHead + Self.clockWindow - 1) % Self.clockWindow]
-            if seconds - last > Self.clockTimeout || seconds < last { tickCount = 0 }
+            if seconds - last > Self.clockTimeout || seconds < last {
+                tickCount = 0
+                announce = true
+            }
         }
+        lastTick = seconds
         ticks[tickHead] = seconds
         tickHead = (tickHead + 1) % Self.clockWindow
         tickCount = min(tickCount + 1, Self.clockWindow)
@@ -67,7 +79,8 @@ public struct TempoTracker {
         }
         let bpm = clamp(60 / (interval * 24))
         let noise = 3 * bpm * error / interval
-        if abs(bpm - tempo) < max(Self.clockHysteresis, noise) { return nil }
+        if !announce && abs(bpm - tempo) < max(Self.clockHysteresis, noise) { return nil }
+        announce = false
         tempo = (bpm * 100).rounded() / 100
         return tempo
     }
@@ -119,12 +132,28 @@ public struct TempoTracker {
     /// MIDI Start: the next tick is a downbeat; the estimate begins again.
     public mutating func start() {
         running = true
+        stopped = false
         tickCount = 0
+        announce = true
     }
 
-    public mutating func resume() { running = true }
+    public mutating func resume() {
+        running = true
+        stopped = false
+        announce = true
+    }
 
-    public mutating func stop() { running = false }
+    public mutating func stop() {
+        running = false
+        stopped = true
+    }
+
+    /// The clock went quiet at `seconds` (no tick for `clockTimeout`): the next tick starts
+    /// a new series.
+    public mutating func timedOut() {
+        tickCount = 0
+        announce = true
+    }
 
     /// One tap at `seconds`. Returns the tempo to apply from the second tap of a series on.
     public mutating func tap(at seconds: Double) -> Double? {

@@ -4,8 +4,11 @@ public struct RackDescription: Sendable {
     /// The file it was read from (for messages); empty when made in code.
     public var file: String = ""
     public var name: String = ""
-    /// The tempo that tempo-synced units start with, in BPM.
+    /// The tempo that tempo-synced units start with, in BPM: `songTempo`, else 120.
     public var tempo: Double = 120
+    /// The song's tempo (the setlist song's `tempo`, else the rack's `tempo` key): one of
+    /// the rack's tempo sources (`TempoSources`); nil when neither says one.
+    public var songTempo: Double?
     public var units: [UnitDescription] = []
     /// Where the `units` section starts, for errors about the rack as a whole.
     public var unitsLocation: SourceLocation?

@@ -84,7 +84,10 @@ public struct RackReader {
             }
         }
         if let t = root["tempo"] {
-            if let v = number(t.value, "tempo", range: 20...400, &ctx) { rack.tempo = v }
+            if let v = number(t.value, "tempo", range: 20...400, &ctx) {
+                rack.tempo = v
+                rack.songTempo = v
+            }
         }
         if let u = root["units"] {
             rack.unitsLocation = u.keyLocation

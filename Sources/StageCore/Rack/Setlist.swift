@@ -13,6 +13,9 @@ public struct Setlist: Sendable {
         public var rackLocation: SourceLocation?
         /// The file name as written in the setlist.
         public var rackAsWritten: String = ""
+        /// The song's backing track (resolved against the setlist's folder), its tempo in
+        /// BPM and its key ("C", "F#", "Bb"): see `SetlistSong`.
+        public var song = SetlistSong()
 
         public init(rack: String, name: String, program: Int?, bank: Int, location: SourceLocation?) {
             self.rack = rack
@@ -41,7 +44,7 @@ public struct Setlist: Sendable {
 /// Reads setlist files with the same line:column errors as racks. Thread: control.
 public enum SetlistReader {
     static let keys = ["format", "name", "description", "songs"]
-    static let entryKeys = ["rack", "name", "program", "bank", "comment"]
+    static let entryKeys = ["rack", "name", "program", "bank", "comment"] + SetlistSong.keys
 
     public static func read(text: String, file: String) throws(RackError) -> Setlist {
         let root: JSONNode
@@ -120,6 +123,7 @@ public enum SetlistReader {
                     report(b.value.location, "\(path).bank", "must be a bank number 0…16383 (MSB×128 + LSB)")
                 }
             }
+            entry.song = SetlistSong.read(e, path: path, folder: folder, report: report)
             if let p = entry.program {
                 let key = "\(entry.bank):\(p)"
                 if let other = seen[key] {

@@ -13,6 +13,9 @@ public final class UnitHarness {
     public let outputChannels: [Int]
     public private(set) var sampleTime: Int64 = 0
     public var tempo: Double = 120
+    /// The source that gives `tempo` (nil: none, as in a rack with no tempo source); the
+    /// beat grid starts at frame 0.
+    public var tempoSource: TempoSource?
     public var safety = SafetyCounters()
     let bank: ParameterBank
     let inputStorage: BusStorage
@@ -156,7 +159,8 @@ public final class UnitHarness {
                                 outputs: outs, parameters: bank.renderValues, events: ev,
                                 hostInput: hostStorage.bus(first: 0, channels: hostStorage.bufferCount - 2),
                                 hostOutput: hostStorage.bus(first: hostStorage.bufferCount - 2, channels: 2),
-                                safety: safetyPointer))
+                                safety: safetyPointer, tempoSource: tempoSource,
+                                beatPosition: Double(sampleTime) * tempo / (60 * sampleRate)))
                     }
                 }
             }

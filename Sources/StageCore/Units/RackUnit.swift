@@ -63,7 +63,7 @@ public struct RenderContext: @unchecked Sendable {
     /// Frames rendered since the engine started or was reset: the absolute time of frame 0.
     public var sampleTime: Int64
     public var sampleRate: Double
-    /// The rack's tempo in beats per minute (MIDI clock and tap tempo move it).
+    /// The rack's tempo in beats per minute (`TempoSources`: clock, tap, song, first loop).
     public var tempo: Double
     /// Read-only: the unit must not write its inputs (they may be another unit's outputs).
     public var inputs: UnsafeBufferPointer<AudioBus>
@@ -78,6 +78,12 @@ public struct RenderContext: @unchecked Sendable {
     public var hostOutput: AudioBus
     /// Counters the output stage writes to (NaN replaced, samples limited).
     public var safety: UnsafeMutablePointer<SafetyCounters>
+    /// Which source decides `tempo` (nil: none does; the tempo is 120 BPM).
+    public var tempoSource: TempoSource?
+    /// Beats of the rack's grid at frame 0 (from the rack's first frame, at `tempo`):
+    /// beat n starts where this crosses n (the looper quantises to it).
+    public var beatPosition: Double
+
     /// Per input bus: true when the engine knows the bus is silent for this call (every
     /// sample at or below the silence floor, −120 dBFS): its source's "output is silence"
     /// flag, as Apple's render flag. nil when the engine tracks no silence. (SignalSilence)
@@ -98,8 +104,11 @@ public struct RenderContext: @unchecked Sendable {
     public init(
         frameCount: Int, sampleTime: Int64, sampleRate: Double, tempo: Double, inputs: UnsafeBufferPointer<AudioBus>,
         outputs: UnsafeBufferPointer<AudioBus>, parameters: ParameterValues, events: UnsafeBufferPointer<UnitEvent>,
-        hostInput: AudioBus, hostOutput: AudioBus, safety: UnsafeMutablePointer<SafetyCounters>
+        hostInput: AudioBus, hostOutput: AudioBus, safety: UnsafeMutablePointer<SafetyCounters>,
+        tempoSource: TempoSource? = nil, beatPosition: Double = 0
     ) {
+        self.tempoSource = tempoSource
+        self.beatPosition = beatPosition
         self.frameCount = frameCount
         self.sampleTime = sampleTime
         self.sampleRate = sampleRate

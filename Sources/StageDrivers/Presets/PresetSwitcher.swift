@@ -225,7 +225,7 @@ public final class PresetSwitcher: @unchecked Sendable {
         let entry = setlist.entries[index]
         let started = monotonicNanoseconds()
         do {
-            let rack = try RackFiles.read(entry.rack, registry: registry)
+            let rack = try RackFiles.readSong(setlist, index, registry: registry)
             let plan = try GraphCompiler(registry: registry).compile(rack, options: options)
             guard player.submit(RenderEngine(plan: plan)) else {
                 log("a switch is still in progress; \(entry.name) skipped")
