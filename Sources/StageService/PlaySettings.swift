@@ -10,6 +10,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     /// latency --write` measured it: `play` adds it to its latency lines.
     case hardwareLatency
     case record, recordFormat
+    /// Capture on another card than playback (two clocks): resample it to the playback
+    /// clock, steered by the measured drift. Off unless set.
+    case driftCompensation
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -36,6 +39,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .hardwareLatency: return "STAGERACK_HARDWARE_LATENCY"
         case .record: return "STAGERACK_RECORD"
         case .recordFormat: return "STAGERACK_RECORD_FORMAT"
+        case .driftCompensation: return "STAGERACK_DRIFT_COMPENSATION"
         }
     }
 
@@ -58,6 +62,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .hardwareLatency: return "--hardware-latency"
         case .record: return "--record"
         case .recordFormat: return "--record-format"
+        case .driftCompensation: return "--drift-compensation"
         }
     }
 

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 start=$(date +%s)
 passed=0 failed=0 rc=0
 Tests/e2e/prepare-vm.sh || { echo "make e2e: the VM could not be prepared"; echo "0 passed, 1 failed"; exit 1; }
-for script in scenario midi timing latency; do
+for script in scenario midi timing latency drift; do
     out=$(mktemp)
     E2E_SKIP_BUILD=1 "Tests/e2e/$script.sh" | tee "$out"
     status=${PIPESTATUS[0]}
