@@ -7,7 +7,8 @@
 # measured drift near +100 ppm and a ratio below 1, the capture ring never ran short or
 # over after the start, and the tone recorded from the playback cable is there. Reported:
 # the tone's frequency on the playback clock (1000.1 Hz when the capture clock's time is
-# kept), the xruns (TCG on a busy host). About 60 s of VM time.
+# kept), the xruns (TCG on a busy host). Periods of 1024 frames (E2E_DRIFT_PERIOD): under
+# TCG on a loaded host 256-frame periods xrun continuously. About 80 s of VM time.
 #   Tests/e2e/drift.sh              on the host: boots the VM, runs itself inside
 # Last line: "N passed, N failed".
 set -euo pipefail
@@ -26,7 +27,8 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 exec >"$WORK/log" 2>&1
 BIN=$REPO/.build/release/stagerack
-SECONDS_PLAYED=${E2E_DRIFT_SECONDS:-40}
+SECONDS_PLAYED=${E2E_DRIFT_SECONDS:-60}
+PERIOD=${E2E_DRIFT_PERIOD:-1024}
 passed=0 failed=0
 ok() { echo "ok   - $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL - $1${2:+: $2}"; failed=$((failed + 1)); }
@@ -57,7 +59,7 @@ arecord -q -D hw:Loopback,1,0 -f S16_LE -c 2 -r 48000 "$WORK/out.wav" 2>"$WORK/a
 AREC=$!
 for _ in $(seq 200); do grep -q RUNNING /proc/asound/Loopback/pcm1c/sub0/status 2>/dev/null && break; sleep 0.05; done
 # stagerack opens the capture end first (the cable takes its format); the tone joins through plug.
-"$BIN" play "$WORK/thru.json" --no-config --playback hw:Loopback,0,0 --capture hw:Loopback,1,1 --period 256 --periods 3 \
+"$BIN" play "$WORK/thru.json" --no-config --playback hw:Loopback,0,0 --capture hw:Loopback,1,1 --period "$PERIOD" --periods 3 \
     --drift-compensation --duration "$SECONDS_PLAYED" --status >"$WORK/play.log" 2>&1 &
 PLAY=$!
 for _ in $(seq 600); do grep -q 'info: running ' "$WORK/play.log" 2>/dev/null && break; sleep 0.1; done
@@ -76,11 +78,13 @@ if grep -q 'drift compensation: capture hw:Loopback,1,1 resampled to the clock o
 else
     bad "play runs the drift compensation" "$(grep -i drift "$WORK/play.log" | head -3)"
 fi
-# The drift measured over the last ten status lines: +100 ppm within 25 (TCG's timers).
-last=$(grep -o 'drift [-+][0-9.]* ppm, ratio [0-9.]*' "$WORK/play.log" | tail -10 || true)
+# The drift measured over the last five status lines: +100 ppm within 50. The loop settles
+# in about a minute (0.01 Hz; 89 % of the way at 60 s), and snd-aloop's position moves a
+# timer tick at a time (192 frames at HZ=250), which makes the reading wobble.
+last=$(grep -o 'drift [-+][0-9.]* ppm, ratio [0-9.]*' "$WORK/play.log" | tail -5 || true)
 echo "last drift readings:"; echo "$last"
-if [[ -n $last ]] && echo "$last" | awk '{ v = $2 + 0; if (v < 75 || v > 125) bad = 1; r = $5 + 0; if (r >= 1) bad = 1 } END { exit bad }'; then
-    ok "the status shows the measured drift near +100 ppm and a ratio below 1"
+if [[ -n $last ]] && echo "$last" | awk '{ v = $2 + 0; if (v < 50 || v > 150) bad = 1; r = $5 + 0; if (r >= 1) bad = 1 } END { exit bad }'; then
+    ok "the status shows the measured drift near +100 ppm (±50) and a ratio below 1"
 else
     bad "the status shows the measured drift near +100 ppm" "${last:-no drift in the status lines}"
 fi
