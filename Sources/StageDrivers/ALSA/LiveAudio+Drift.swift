@@ -58,7 +58,7 @@ extension LiveAudio {
         while true {
             var n = capture.available()
             if n < 0 { throw ALSAError(function: "snd_pcm_avail_update", device: c.device, code: Int32(n)) }
-            if !clocked { n = min(n, max(target - drift.fill, 0)) }
+            if !clocked { n = min(n, max(target - Int(drift.backlog(pendingFrames: 0).rounded(.down)), 0)) }
             guard n > 0 else { break }
             n = min(n, c.periodFrames)
             try capture.read(into: scratch, frames: n)
