@@ -39,6 +39,10 @@ public struct StatusRecord: Sendable, Equatable {
     public var lostGaps = 0
     /// Players and loopers: `track playing 1:23 -2:05` each (`TrackReading.text`).
     public var tracks: [String] = []
+    /// Capture on another card (drift compensation): the capture clock's measured offset
+    /// from playback's in ppm and the resampling ratio; nil: one clock.
+    public var driftPPM: Double?
+    public var resamplingRatio: Double?
 
     public init(
         rackName: String, rackFile: String = "", snapshot: String? = nil, peakIn: Float?, peakOut: Float, load: Float,
@@ -70,7 +74,7 @@ public struct StatusRecord: Sendable, Equatable {
             && a.realtime == b.realtime && a.midiLost == b.midiLost && a.midiLate == b.midiLate
             && a.lostFrames == b.lostFrames && a.lostGaps == b.lostGaps
             && a.gainReduction.map(\.unit) == b.gainReduction.map(\.unit) && a.gainReduction.map(\.dB) == b.gainReduction.map(\.dB)
-            && a.tracks == b.tracks && a.readouts == b.readouts
+            && a.tracks == b.tracks && a.readouts == b.readouts && a.driftPPM == b.driftPPM && a.resamplingRatio == b.resamplingRatio
     }
 }
 
@@ -88,6 +92,7 @@ public func statusLine(_ r: StatusRecord) -> String {
     var s = "load \(Int((r.load * 100).rounded()))% | xruns \(r.xruns)"
     if let x = r.lastXrun { s += " (last: \(x.side) \(x.code))" }
     s += lostText(r)
+    s += driftText(r)
     if let pin = r.peakIn { s += " | in \(dbfsText(pin)) dBFS" }
     s += " | out \(dbfsText(r.peakOut)) dBFS"
     s += " | midi \(r.midiMessages.map(String.init) ?? "off")"
@@ -103,6 +108,22 @@ public func statusLine(_ r: StatusRecord) -> String {
 /// nothing. Thread: any.
 func lostText(_ r: StatusRecord) -> String {
     r.lostFrames > 0 ? " | lost \(counted(r.lostFrames, "frame")) in \(counted(r.lostGaps, "gap"))" : ""
+}
+
+/// ` | drift +98.7 ppm, ratio 0.99990131` with capture on another card, else nothing.
+/// Thread: any.
+public func driftText(_ r: StatusRecord) -> String {
+    guard let ppm = r.driftPPM, let ratio = r.resamplingRatio else { return "" }
+    let rounded = (ppm * 10).rounded() / 10
+    return " | drift \(rounded >= 0 ? "+" : "")\(formatNumber(rounded)) ppm, ratio \(format8(ratio))"
+}
+
+/// `0.99990131`: eight decimals.
+func format8(_ x: Double) -> String {
+    let scaled = Int64((abs(x) * 1e8).rounded())
+    let whole = scaled / 100_000_000
+    let fraction = String(scaled % 100_000_000)
+    return (x < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: 8 - fraction.count) + fraction
 }
 
 /// ` | MIDI lost 3, late 1` when some MIDI was lost or late, else nothing. Thread: any.
@@ -169,6 +190,7 @@ public struct MeterView: Sendable {
         var last = "xruns \(r.xruns)"
         if let x = r.lastXrun { last += " (last: \(x.side) \(x.code))" }
         last += lostText(r)
+        last += driftText(r)
         last += "   MIDI: \(r.midiMessages.map { "\(counted($0, "message")), last: \(r.lastMIDI ?? "-")" } ?? "off")"
         last += midiTroubleText(r)
         out.append(fit(last))

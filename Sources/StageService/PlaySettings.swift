@@ -13,6 +13,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     /// TLS for the web page (both or neither: HTTPS and WSS instead of HTTP and WS), and the
     /// remote's limits (README "Control from a phone").
     case webCert, webKey, webRate, webSessions, oscSubscribers
+    /// Capture on another card than playback (two clocks): resample it to the playback
+    /// clock, steered by the measured drift. Off unless set.
+    case driftCompensation
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -44,6 +47,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .webRate: return "STAGERACK_WEB_RATE"
         case .webSessions: return "STAGERACK_WEB_SESSIONS"
         case .oscSubscribers: return "STAGERACK_OSC_SUBSCRIBERS"
+        case .driftCompensation: return "STAGERACK_DRIFT_COMPENSATION"
         }
     }
 
@@ -67,6 +71,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .record: return "--record"
         case .recordFormat: return "--record-format"
         case .webCert, .webKey, .webRate, .webSessions, .oscSubscribers: return nil  // config file or environment
+        case .driftCompensation: return "--drift-compensation"
         }
     }
 

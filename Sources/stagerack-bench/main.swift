@@ -13,6 +13,7 @@ import Glibc
 ///   stagerack-bench --switches
 ///   stagerack-bench --lv2 URI [--block FRAMES] [--seconds S]   (LV2Benchmark.swift)
 ///   stagerack-bench --distribution [RACK...] [--blocks 32,64,128] [--seconds 600]
+///   stagerack-bench --drift best|medium|fastest|copy [--block FRAMES] [--seconds S]
 ///
 /// Renders RACK (default Benchmarks/default-rack-baseline.json, the frozen baseline: the
 /// default rack as it was before the vocal strip) three ways on the same input, in one run:
@@ -57,6 +58,11 @@ if let uri = argument("--lv2") {
 }
 if CommandLine.arguments.contains("--switches") {
     SwitchBenchmark.run(registry: registry)
+    exit(0)
+}
+// --drift QUALITY: the drift compensator's cost (DriftBenchmark.swift).
+if let quality = argument("--drift") {
+    DriftBenchmark.run(quality: quality, block: block, seconds: seconds)
     exit(0)
 }
 // --distribution: render time per block (BlockTimeBenchmark.swift).

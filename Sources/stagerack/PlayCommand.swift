@@ -13,6 +13,7 @@ enum PlayCommand {
     static let help = """
         usage: stagerack play [RACK|SETLIST] [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
                               [--periods N] [--capture-channels N] [--format FORMAT] [--hardware-latency FRAMES]
+                              [--drift-compensation]
                               [--duration SECONDS] [--status] [--watch] [--meters]
                               [--device-wait SECONDS|forever] [--config FILE | --no-config]
                               [--record DIR] [--record-format wav|flac]
@@ -29,6 +30,9 @@ enum PlayCommand {
           --period FRAMES     frames per period (16…8192)
           --periods N         periods in the buffer (2…16)
           --capture-channels N  channels to open on the capture device (default 2, or what it has)
+          --drift-compensation  capture and playback are different cards (two clocks): resample
+                              the capture to the playback clock, steered by their measured
+                              drift (config: driftCompensation; off by default)
           --format FORMAT     force FLOAT_LE, S32_LE, S24_LE, S24_3LE or S16_LE (default: the best offered)
           --duration SECONDS  stop after this long (default: run until SIGINT/SIGTERM)
           --status            print one status line per second on stderr
@@ -62,6 +66,8 @@ enum PlayCommand {
         var watch: Bool
         /// The interface's own latency in frames (`stagerack latency --write`), if measured.
         var hardwareLatency: Int?
+        /// `--drift-compensation`: capture on another card is resampled to playback's clock.
+        var compensateDrift = false
         var service = ServiceSetup()
     }
 
@@ -71,7 +77,7 @@ enum PlayCommand {
             valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels",
                            "--hardware-latency"]
                 + serviceValueOptions,
-            flagOptions: ["--status", "--watch"] + serviceFlagOptions)
+            flagOptions: ["--status", "--watch", "--drift-compensation"] + serviceFlagOptions)
         // Config file < environment < flags, over the rack's io section (PlayService.swift).
         let (setup, setlist, rack) = try resolveSetup(a)
         do {
@@ -193,7 +199,8 @@ final class LiveSession {
         let limit = setup.duration.map { Int($0 * rate) }
         let recorder = try startRecording(capture: capture, period: period)  // --record (PlayRecording.swift)
         var recording = RecordingWatch()
-        var live = LiveAudio(playback: playback, capture: capture, player: player, frameLimit: limit, recorder: recorder)
+        var live = LiveAudio(playback: playback, capture: capture, player: player, frameLimit: limit, recorder: recorder,
+                             drift: try driftCompensator(capture: capture, playback: playback, log: true))
         if live.isPaced { Log.info("playback \(playback.configuration.device) keeps no time (alsa-lib's file or null plugin): pacing to the wall clock") }
         var framesBefore = 0
         let status = makeStatusView()  // --status / --meters, xrun lines (PlayService.swift)
@@ -275,6 +282,7 @@ final class LiveSession {
             case .stopped, .finished:
                 Log.info("stopped after \(ms(Double(framesBefore + s.frames) / rate * 1000 / 1000)) s, \(plural(s.xruns, "xrun"))"
                          + "\(s.lostFrames > 0 ? ", \(plural(s.lostFrames, "frame")) lost without an xrun" : "")"
+                         + (s.drift.map { ", " + driftSummary($0) } ?? "")
                          + "\(status.midiLost > 0 ? ", \(plural(status.midiLost, "MIDI event")) lost" : "")")
                 let violations = queueOwnershipViolations.load(ordering: .relaxed)
                 if violations > 0 { Log.error("internal: \(plural(violations, "queue use")) by a thread that does not own the queue") }
@@ -308,7 +316,8 @@ final class LiveSession {
                 player.handOverRenderThread()  // the old audio thread has ended; a new one takes its queues
                 recorder?.handOverAudioThread()
                 live = LiveAudio(playback: playback, capture: capture, player: player,
-                                 frameLimit: limit.map { $0 - framesBefore }, recorder: recorder)
+                                 frameLimit: limit.map { $0 - framesBefore }, recorder: recorder,
+                                 drift: try driftCompensator(capture: capture, playback: playback, log: false))
             }
         }
     }

@@ -84,6 +84,7 @@ extension PlayCommand {
             status: s.flag(.status) ?? false,
             watch: a.flags.contains("--watch"),
             hardwareLatency: s.integer(.hardwareLatency),
+            compensateDrift: s.flag(.driftCompensation) ?? false,
             service: service)
         return (setup, setlist, rack)
     }
@@ -199,6 +200,8 @@ final class StatusView {
     private var loggedXruns = 0
     private var lastXrunLine = 0.0
     private var loggedLostFrames = 0
+    var lastDriftLine = 0.0
+    var loggedDriftTrouble = 0
 
     init(meters: Bool, status: Bool, rate: Double, rackName: String, rackFile: String) {
         ansi = meters && Console.stderrIsTerminal
@@ -215,6 +218,8 @@ final class StatusView {
             .withLost(frames: s.lostFrames, gaps: s.lostGaps)
         r.tracks = tracks
         r.readouts = readouts
+        r.driftPPM = s.drift?.ppm
+        r.resamplingRatio = s.drift?.ratio
         return r
     }
 
@@ -233,6 +238,7 @@ final class StatusView {
                     + "since the devices were opened): the device dropped or stalled; not an xrun")
             loggedLostFrames = s.lostFrames
         }
+        if let d = s.drift { logDrift(d) }
         if midiLost > loggedLost {
             Log.warning("MIDI: \(midiLost - loggedLost) events lost (\(midiLost) since start): a queue was full or the kernel's input pool overflowed")
             loggedLost = midiLost

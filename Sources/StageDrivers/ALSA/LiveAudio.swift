@@ -44,6 +44,18 @@ public final class LiveAudio: @unchecked Sendable {
     let inputBus: AudioBus?
     let outputStorage: BusStorage
     let inputStorage: BusStorage?
+    /// Capture on a card with its own clock (`LiveAudio+Drift.swift`): nil when capture
+    /// and playback share a clock (one card, linked).
+    let drift: DriftCompensator?
+    /// One capture period, read from the device before it enters `drift`'s ring.
+    let driftScratch: BusStorage?
+    /// The capture device has a clock (not alsa-lib's `null` behind a `file` plugin).
+    let captureKeepsTime: Bool
+    /// The measured drift (ppm) and the resampling ratio, as Double bits.
+    let driftPPMBits = Atomic<UInt64>(0)
+    let driftRatioBits = Atomic<UInt64>(1.0.bitPattern)
+    let driftShortFrames = Atomic<Int>(0)
+    let driftDroppedFrames = Atomic<Int>(0)
 
     public enum Outcome: Sendable {
         case stopped
@@ -64,12 +76,20 @@ public final class LiveAudio: @unchecked Sendable {
         /// Frames lost without an ALSA error (not xruns), and in how many gaps.
         public var lostFrames = 0
         public var lostGaps = 0
+        /// With capture on another card (`compensateDrift`): the capture clock's measured
+        /// offset from playback's in ppm, libsamplerate's ratio, and frames the ring ran
+        /// short or dropped; nil when capture and playback share a clock.
+        public var drift: DriftReading?
     }
 
     /// Records the show (`play --record`): fed every period, never waited for.
     public let recorder: ShowRecorder?
 
-    public init(playback: PCMStream, capture: PCMStream?, player: RackPlayer, frameLimit: Int? = nil, recorder: ShowRecorder? = nil) {
+    /// - Parameter drift: capture is on another card with its own clock: it is read as it
+    ///   comes and resampled to the playback clock through this compensator
+    ///   (`DriftCompensator.between(capture:playback:)`); nil: one clock, linked streams.
+    public init(playback: PCMStream, capture: PCMStream?, player: RackPlayer, frameLimit: Int? = nil, recorder: ShowRecorder? = nil,
+                drift: DriftCompensator? = nil) {
         self.recorder = recorder
         self.playback = playback
         self.capture = capture
@@ -77,16 +97,27 @@ public final class LiveAudio: @unchecked Sendable {
         self.frameLimit = frameLimit
         periodFrames = playback.configuration.periodFrames
         isPaced = !playback.keepsTime
+        captureKeepsTime = capture?.keepsTime ?? false
         outputStorage = BusStorage(bufferCount: max(playback.configuration.channels, 2), maxFrames: periodFrames)
         if let capture {
             let storage = BusStorage(bufferCount: capture.configuration.channels, maxFrames: periodFrames)
             inputStorage = storage
             inputBus = storage.bus(first: 0, channels: capture.configuration.channels)
-            linked = capture.link(playback)
+            if let drift {
+                self.drift = drift
+                driftScratch = BusStorage(bufferCount: capture.configuration.channels, maxFrames: capture.configuration.periodFrames)
+                linked = false
+            } else {
+                self.drift = nil
+                driftScratch = nil
+                linked = capture.link(playback)
+            }
         } else {
             inputStorage = nil
             inputBus = nil
             linked = false
+            self.drift = nil
+            driftScratch = nil
         }
     }
 
@@ -113,6 +144,7 @@ public final class LiveAudio: @unchecked Sendable {
                 : (lastXrunSide.load(ordering: .relaxed) == 1 ? "capture" : "playback", lastXrunCode.load(ordering: .relaxed)))
         s.lostFrames = lostFrames.load(ordering: .relaxed)
         s.lostGaps = lostGaps.load(ordering: .relaxed)
+        s.drift = driftReading()
         return s
     }
 
@@ -136,6 +168,7 @@ public final class LiveAudio: @unchecked Sendable {
         player.clock.reset()  // the streams restart: a new line through new period times
         playback.drop()
         capture?.drop()
+        drift?.refill()
         try startStreams()
     }
 
@@ -171,7 +204,11 @@ public final class LiveAudio: @unchecked Sendable {
             if stall > 0 { sleepMicroseconds(stall) }
             do {
                 if let capture, let inputBus {
-                    try capture.read(into: inputBus, frames: periodFrames)
+                    if let drift {
+                        try readDrifting(capture, through: drift, into: inputBus)
+                    } else {
+                        try capture.read(into: inputBus, frames: periodFrames)
+                    }
                     publishPeak(inputBus, peakInBits)
                 }
                 let t0 = monotonicNanoseconds()

@@ -1,0 +1,85 @@
+/// Measures the drift between a capture clock and a playback clock and steers the rate at
+/// which captured frames are consumed, so that the capture backlog (frames captured but not
+/// yet played) stays at a target: the latency neither grows nor runs dry over a show of hours.
+///
+/// The measured quantity is the backlog, as zita-ajbridge and alsa_in measure it: the
+/// frames waiting in the capture ring and in the converter, plus those the capture device
+/// holds. It is read once a playback period, so it is quantised to the capture device's
+/// position steps (a USB packet, 1 ms; a whole period on some cards): the two clocks slip
+/// past each other, so that error is a slow sawtooth one step high. The latency therefore
+/// moves by up to one position step (0.14 ms over minutes with 1 ms steps, 1.2 ms with
+/// 256-frame steps: `DriftCompensationTests`). `snd_pcm_status`'s timestamp does not help:
+/// the kernel stamps the moment the pointer was last read, not when it last moved.
+///
+/// The loop: the backlog's error from the target goes through two one-pole low-passes
+/// (`smoothingSeconds` each: the steps must not jerk the ratio, a jerk is a pitch wobble)
+/// into a PI controller whose output is the consumption rate's offset from 1: captured
+/// frames consumed per played frame, minus 1. Its integral settles at the clocks' relative
+/// drift (capture rate / playback rate - 1), the measured drift reported in ppm. The loop's
+/// natural frequency is `bandwidthHz` (critically damped): a 100 ppm offset moves the
+/// backlog by about δ·rate/ω = 4.8 / (2π·0.01) ≈ 76 frames (1.6 ms at 48 kHz) while it
+/// settles (a minute), a step of 200 ppm twice that.
+///
+/// A plain value, no allocation. Thread: audio (the one owner).
+public struct DriftController: Sendable {
+    public let targetBacklog: Double
+    public let sampleRate: Double
+    let kp: Double
+    let ki: Double
+    let smoothing: Double
+    /// The low-passed backlog error (frames).
+    public private(set) var error: Double = 0
+    private var firstStage: Double = 0
+    /// The integral term: the measured drift (capture rate / playback rate - 1).
+    public private(set) var drift: Double = 0
+    /// The consumption rate's offset from 1 that the last update chose.
+    public private(set) var correction: Double = 0
+    private var started = false
+
+    /// - Parameters:
+    ///   - targetBacklog: frames captured but not yet consumed to hold.
+    ///   - bandwidthHz: the loop's natural frequency.
+    ///   - smoothingSeconds: the backlog error's low-pass time constant.
+    public init(targetBacklog: Double, sampleRate: Double, bandwidthHz: Double = 0.01, smoothingSeconds: Double = 2) {
+        self.targetBacklog = targetBacklog
+        self.sampleRate = sampleRate
+        let omega = 2 * Double.pi * bandwidthHz / sampleRate  // per frame
+        ki = omega * omega
+        kp = 2 * omega  // damping 1
+        smoothing = 1 / (smoothingSeconds * sampleRate)  // per frame
+    }
+
+    /// The capture rate's measured offset from the playback rate, in parts per million.
+    public var driftPPM: Double { drift * 1e6 }
+
+    /// The ratio libsamplerate is given (output frames per input frame).
+    public var resamplingRatio: Double { 1 / (1 + correction) }
+
+    /// The backlog before the next `frames` played frames are produced; returns the
+    /// consumption rate offset to use for them.
+    public mutating func update(backlog: Double, frames: Int) -> Double {
+        let e = backlog - targetBacklog
+        let n = Double(frames)
+        if !started {
+            firstStage = e
+            error = e
+            started = true
+        } else {
+            let a = min(n * smoothing, 1)
+            firstStage += a * (e - firstStage)
+            error += a * (firstStage - error)
+        }
+        drift += ki * n * error
+        // The clocks of two sound cards differ by far less than 1 % (crystals: ±100 ppm);
+        // the bound keeps a wild reading (a stalled device) from steering the pitch audibly.
+        drift = min(max(drift, -0.005), 0.005)
+        correction = min(max(drift + kp * error, -0.01), 0.01)
+        return correction
+    }
+
+    /// Forgets the error (the ring was refilled to the target); the drift is kept.
+    public mutating func restart() {
+        started = false
+        error = 0
+    }
+}
