@@ -222,7 +222,7 @@ public final class HarmonyUnit: RackUnit {
                 heard(marks.detector, glideFrames: glideFrames)
             }
             for v in 0..<config.voices {
-                step(voice: voices + v, index: v, marks: marks, p: p, frame: i, envelope: voiceBuffers + (config.voices + v) * maxFrames)
+                step(voice: voices + v, index: v, marks: &marks, p: p, frame: i, envelope: voiceBuffers + (config.voices + v) * maxFrames)
             }
             now += 1
         }
@@ -274,7 +274,7 @@ public final class HarmonyUnit: RackUnit {
     /// and grain decisions. Thread: render.
     @inline(__always)
     func step(
-        voice v: UnsafeMutablePointer<HarmonyVoice>, index: Int, marks: PitchMarkTracker, p: ParameterValues, frame i: Int,
+        voice v: UnsafeMutablePointer<HarmonyVoice>, index: Int, marks: UnsafePointer<PitchMarkTracker>, p: ParameterValues, frame i: Int,
         envelope: UnsafeMutablePointer<Float>
     ) {
         if v.pointee.gate {
@@ -299,7 +299,7 @@ public final class HarmonyUnit: RackUnit {
         if v.pointee.synthesis.needsStep(at: now) {
             // Recomputed only when the pitch or detune moved (or the local period, for notes).
             let semitones = v.pointee.current + Double(p[HarmonyParameter.detune(index)][i]) / 100
-            let local = marks.period
+            let local = marks.pointee.period
             if semitones != v.pointee.stepSemitones || (config.source == .notes && local != v.pointee.stepLocal) {
                 v.pointee.stepSemitones = semitones
                 v.pointee.stepLocal = local

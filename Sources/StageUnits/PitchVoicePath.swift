@@ -114,11 +114,11 @@ struct PsolaSynthesis {
     /// grains (those playing finish). Thread: render.
     @inline(__always)
     mutating func process(
-        marks m: PitchMarkTracker, ring: UnsafePointer<Float>, mask: Int, now: Int64, ratio: Float,
+        marks m: UnsafePointer<PitchMarkTracker>, ring: UnsafePointer<Float>, mask: Int, now: Int64, ratio: Float,
         period: Double = 0, gain: Float, formant: Float = 1, analyze: Bool, riseTable: UnsafePointer<Float>
     ) -> Float {
         if analyze {
-            if !active && m.tracking && m.markCount > m.segmentFirst { tryActivate(m, now: now) }
+            if !active && m.pointee.tracking && m.pointee.markCount > m.pointee.segmentFirst { tryActivate(m, now: now) }
         } else {
             active = false
         }
@@ -177,19 +177,19 @@ struct PsolaSynthesis {
     /// Sets a grain's right extent from the next mark of its segment, or from the
     /// prediction once the fall must begin; never so that the window jumps. Thread: render.
     @inline(__always)
-    mutating func resolveRight(_ m: PitchMarkTracker, _ grain: UnsafeMutablePointer<PsolaGrain>, j: Int) {
+    mutating func resolveRight(_ m: UnsafePointer<PitchMarkTracker>, _ grain: UnsafeMutablePointer<PsolaGrain>, j: Int) {
         let next = grain.pointee.mark + 1
         var right = 0
-        if next < m.markCount && m.markCount - next < Int64(m.markCapacity)
-            && m.markSegments[Int(next & Int64(m.markCapacity - 1))] == grain.pointee.segment
+        if next < m.pointee.markCount && m.pointee.markCount - next < Int64(m.pointee.markCapacity)
+            && m.pointee.markSegments[Int(next & Int64(m.pointee.markCapacity - 1))] == grain.pointee.segment
         {
-            right = Int(m.mark(next) - m.mark(grain.pointee.mark))
+            right = Int(m.pointee.mark(next) - m.pointee.mark(grain.pointee.mark))
         } else {
             let predicted = grain.pointee.predictedRight
-            if j >= predicted - m.riseLength(predicted) { right = predicted }
+            if j >= predicted - m.pointee.riseLength(predicted) { right = predicted }
         }
         if right > 0 {
-            let fall = min(m.riseLength(right), right)
+            let fall = min(m.pointee.riseLength(right), right)
             // A mark found late (after the fall should have begun): fall from here instead
             // of jumping into the fall or past the grain's end.
             if j > right - fall { right = j + fall }
@@ -201,11 +201,11 @@ struct PsolaSynthesis {
     }
 
     /// Starts synthesis on the newest mark if its grain can still start on time.
-    mutating func tryActivate(_ m: PitchMarkTracker, now: Int64) {
-        let newest = m.markCount - 1
-        let a = m.mark(newest)
-        let left = newest > m.segmentFirst ? Int(a - m.mark(newest - 1)) : Int(m.period.rounded())
-        let rise = m.riseLength(left)
+    mutating func tryActivate(_ m: UnsafePointer<PitchMarkTracker>, now: Int64) {
+        let newest = m.pointee.markCount - 1
+        let a = m.pointee.mark(newest)
+        let left = newest > m.pointee.segmentFirst ? Int(a - m.pointee.mark(newest - 1)) : Int(m.pointee.period.rounded())
+        let rise = m.pointee.riseLength(left)
         if a + Int64(latency - rise) >= now {
             active = true
             nextSynthesis = Double(a + Int64(latency))
@@ -215,18 +215,18 @@ struct PsolaSynthesis {
     }
 
     /// Places the grain of the next synthesis mark and advances it. Thread: render.
-    mutating func schedule(_ m: PitchMarkTracker, now: Int64, ratio: Float, period: Double, gain: Float = 1) {
-        let newestIndex = m.markCount - 1
-        let oldestIndex = max(m.segmentFirst, m.markCount - Int64(m.markCapacity) + 1)
+    mutating func schedule(_ m: UnsafePointer<PitchMarkTracker>, now: Int64, ratio: Float, period: Double, gain: Float = 1) {
+        let newestIndex = m.pointee.markCount - 1
+        let oldestIndex = max(m.pointee.segmentFirst, m.pointee.markCount - Int64(m.pointee.markCapacity) + 1)
         guard newestIndex >= oldestIndex else {
             active = false
             return
         }
         let center = Int64(nextSynthesis.rounded())
         let t = nextSynthesis - Double(latency)
-        let newest = m.mark(newestIndex)
-        let lastSpacing = newestIndex > oldestIndex ? Double(newest - m.mark(newestIndex - 1)) : m.period
-        if !m.tracking && t > Double(newest) + 0.5 * lastSpacing {
+        let newest = m.pointee.mark(newestIndex)
+        let lastSpacing = newestIndex > oldestIndex ? Double(newest - m.pointee.mark(newestIndex - 1)) : m.pointee.period
+        if !m.pointee.tracking && t > Double(newest) + 0.5 * lastSpacing {
             active = false
             return
         }
@@ -235,7 +235,7 @@ struct PsolaSynthesis {
         var bestDistance = abs(Double(newest) - t)
         var k = newestIndex - 1
         while k >= oldestIndex {
-            let mk = Double(m.mark(k))
+            let mk = Double(m.pointee.mark(k))
             let d = abs(mk - t)
             if d < bestDistance {
                 best = k
@@ -245,31 +245,31 @@ struct PsolaSynthesis {
             }
             k -= 1
         }
-        let a = m.mark(best)
+        let a = m.pointee.mark(best)
         let delay = Int(center - a)
         if delay < 0 || delay > 3 * latency {
             active = false
             return
         }
         if center > now && grainCount < grainCapacity {
-            let left = best > oldestIndex ? Int(a - m.mark(best - 1)) : Int(m.period.rounded())
-            let rise = max(1, min(m.riseLength(left), Int(center - now)))
+            let left = best > oldestIndex ? Int(a - m.pointee.mark(best - 1)) : Int(m.pointee.period.rounded())
+            let rise = max(1, min(m.pointee.riseLength(left), Int(center - now)))
             var right = 0
             var fall = 1
             if best < newestIndex {
-                right = Int(m.mark(best + 1) - a)
-                fall = min(m.riseLength(right), right)
+                right = Int(m.pointee.mark(best + 1) - a)
+                fall = min(m.pointee.riseLength(right), right)
             }
             grains[grainCount] = PsolaGrain(
                 center: center, delay: delay, rise: rise, right: right, fall: fall, mark: best,
-                segment: m.markSegments[Int(best & Int64(m.markCapacity - 1))],
+                segment: m.pointee.markSegments[Int(best & Int64(m.pointee.markCapacity - 1))],
                 riseScale: 1024 / Float(rise), fallScale: 1024 / Float(fall), predictedRight: max(left, 1), gain: gain)
             grainCount += 1
             if right == 0 { unresolved += 1 }
         }
-        let local = max(m.localPeriod(t, oldest: oldestIndex, newest: newestIndex), 2)
+        let local = max(m.pointee.localPeriod(t, oldest: oldestIndex, newest: newestIndex), 2)
         nextSynthesis += period > 0 ? max(period, 2) : local / Double(ratio)
-        decideAt = Int64(nextSynthesis.rounded()) - Int64(m.riseLength(Int(local.rounded()))) - 2
+        decideAt = Int64(nextSynthesis.rounded()) - Int64(m.pointee.riseLength(Int(local.rounded()))) - 2
     }
 }
 
@@ -316,7 +316,7 @@ struct VoicePath {
     ) -> Float {
         marks.advance(ring: ring, mask: mask, now: now, x: x, analyze: voiceMode)
         return synthesis.process(
-            marks: marks, ring: ring, mask: mask, now: now, ratio: ratio, gain: gain, analyze: voiceMode,
+            marks: &marks, ring: ring, mask: mask, now: now, ratio: ratio, gain: gain, analyze: voiceMode,
             riseTable: riseTable)
     }
 

@@ -21,14 +21,14 @@
 extension PsolaSynthesis {
     /// The per-sample half at absolute time `now`. Thread: render.
     @inline(__always)
-    mutating func control(marks m: PitchMarkTracker, now: Int64, ratio: Float, period: Double, gain: Float) {
-        if !active && m.tracking && m.markCount > m.segmentFirst { tryActivate(m, now: now) }
+    mutating func control(marks m: UnsafePointer<PitchMarkTracker>, now: Int64, ratio: Float, period: Double, gain: Float) {
+        if !active && m.pointee.tracking && m.pointee.markCount > m.pointee.segmentFirst { tryActivate(m, now: now) }
         if active && now >= decideAt { schedule(m, now: now, ratio: ratio, period: period, gain: gain) }
         if unresolved > 0 { resolvePending(m, now: now) }
     }
 
     /// Resolves the `right` of grains past their centre, as `process` does. Thread: render.
-    mutating func resolvePending(_ m: PitchMarkTracker, now: Int64) {
+    mutating func resolvePending(_ m: UnsafePointer<PitchMarkTracker>, now: Int64) {
         for g in 0..<grainCount {
             let grain = grains + g
             if grain.pointee.right == 0 && grain.pointee.stop == .max && now >= grain.pointee.center {
