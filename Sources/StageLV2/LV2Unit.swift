@@ -15,7 +15,7 @@ import Glibc
 /// splits the block at every frame where a parameter changes, so a change lands at its
 /// frame; MIDI events go into the plugin's MIDI atom input at their frames. `deinit`
 /// (control thread: the render thread hands units back) deactivates and frees it.
-public final class LV2Unit: RackUnit, UnitReadout, @unchecked Sendable {
+public final class LV2Unit: RackUnit, UnitReadout, UnitSavedState, @unchecked Sendable {
     public let info: LV2PluginInfo
     let world: LV2World
     private var instance: UnsafeMutablePointer<LilvInstance>?
@@ -182,6 +182,13 @@ public final class LV2Unit: RackUnit, UnitReadout, @unchecked Sendable {
         let status = stage_lv2_state_save(iface, handle, &raw, features.stateList)
         if status != 0 { throw UnitError("lv2: \(info.uri) could not save its state (\(LV2StateStatus.describe(status)))") }
         return LV2State(raw)
+    }
+
+    /// The `"state"` for the rack file ("save" from the remote page), nil for a plugin
+    /// without `state:interface` or with nothing to keep. Thread: control.
+    public func savedStateJSON() throws -> String? {
+        let state = try saveState()
+        return state.properties.isEmpty ? nil : state.json()
     }
 
     /// Runs one block of silence so that the plugin writes its latency port (plugins report

@@ -13,6 +13,9 @@ public struct RackSaveRequest: Sendable {
     public var mappings: [String]
     /// nil: into the rack's `params`; else a new snapshot of this name.
     public var snapshot: String?
+    /// Each unit's `"state"` now as JSON text (LV2 plugins with `state:interface`), written
+    /// into the rack file with the values; empty for a snapshot.
+    public var unitStates: [(unit: String, json: String)] = []
 }
 
 extension RemoteHub {
@@ -78,7 +81,15 @@ extension RemoteHub {
             return
         }
         lastSave = now
-        let r = RackSaveRequest(rackFile: plan.rack.file, values: values, mappings: snapshot == nil ? learned.map(\.jsonText) : [], snapshot: snapshot)
+        var r = RackSaveRequest(rackFile: plan.rack.file, values: values, mappings: snapshot == nil ? learned.map(\.jsonText) : [], snapshot: snapshot)
+        if snapshot == nil {
+            do {
+                r.unitStates = try plan.savedUnitStates()
+            } catch {
+                current.notice = "not saved: \(error)"
+                return
+            }
+        }
         switch saveRack(r) {
         case .success(let path):
             if let snapshot {
@@ -89,7 +100,7 @@ extension RemoteHub {
                 learn.saved += learned
                 learn.bySong[current.song] = nil
                 refreshMappings()
-                current.notice = "saved \(Self.count(values.count, "value"))\(Self.names(values))\(learned.isEmpty ? "" : " and \(Self.count(learned.count, "mapping"))") in \(path)"
+                current.notice = "saved \(Self.count(values.count, "value"))\(Self.names(values))\(learned.isEmpty ? "" : " and \(Self.count(learned.count, "mapping"))")\(r.unitStates.isEmpty ? "" : " and the state of \(r.unitStates.map(\.unit).joined(separator: ", "))") in \(path)"
             }
         case .failure(let e):
             current.notice = "not saved: \(e.message)"

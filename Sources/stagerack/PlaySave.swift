@@ -8,7 +8,7 @@ import Glibc
 
 /// "Save" from the remote page (README "Control from a phone"): the values into the rack
 /// file, keeping its text, or a new snapshot; the mappings learned from the page into its
-/// `midi.map`. A rack that cannot be written (the shipped racks under the service's
+/// `midi.map`; LV2 plugins' state into their units' `"state"`. A rack that cannot be written (the shipped racks under the service's
 /// `ProtectSystem=full`) is saved as a copy in the service's state directory
 /// (`$STATE_DIRECTORY/racks/`, named in `$STATE_DIRECTORY/saved-racks.json`), which `play`
 /// then plays instead of the original (`SavedRacks`). `--watch` does not reload a rack
@@ -37,6 +37,7 @@ extension LiveSession {
                     }
                     out = try RackTextEditor.settingParameters(values, in: out)
                     for m in r.mappings { out = try RackTextEditor.addingMIDIMapping(m, to: out) }
+                    out = try RackTextEditor.settingUnitStates(r.unitStates, in: out)
                 }
                 return out
             }
