@@ -14,6 +14,7 @@ import Glibc
 ///   stagerack-bench --lv2 URI [--block FRAMES] [--seconds S]   (LV2Benchmark.swift)
 ///   stagerack-bench --distribution [RACK...] [--blocks 32,64,128] [--seconds 600]
 ///   stagerack-bench --drift best|medium|fastest|copy [--block FRAMES] [--seconds S]
+///   stagerack-bench --worst-cases [RACK] [--block 64] [--repeat 7]   (WorstCaseBenchmark.swift)
 ///
 /// Renders RACK (default Benchmarks/default-rack-baseline.json, the frozen baseline: the
 /// default rack as it was before the vocal strip) three ways on the same input, in one run:
@@ -72,6 +73,13 @@ if CommandLine.arguments.contains("--distribution") {
     BlockTimeBenchmark.run(
         racks: racks.isEmpty ? ["racks/default.json", "racks/monitor.json"] : Array(racks), blocks: blocks,
         seconds: Double(argument("--seconds") ?? "") ?? 600, registry: registry)
+    exit(0)
+}
+// --worst-cases: first blocks after start, first notes, a song switch (WorstCaseBenchmark.swift).
+if CommandLine.arguments.contains("--worst-cases") {
+    let rack = CommandLine.arguments.dropFirst().first { $0.hasSuffix(".json") } ?? "racks/default.json"
+    WorstCaseBenchmark.run(
+        rack: rack, block: Int(argument("--block") ?? "") ?? 64, repeats: max(1, Int(argument("--repeat") ?? "") ?? 7), registry: registry)
     exit(0)
 }
 let plan: RenderPlan
