@@ -72,19 +72,23 @@ enum WorstCaseBenchmark {
         }
 
         /// Hands a new rack to the render thread as `PresetSwitcher` does; `warm` first renders
-        /// one silent block of it here (the control thread) and clears its state.
-        func switchTo(_ plan: RenderPlan, warm: Bool) {
+        /// one silent block of it here (the control thread), and `.renderAndReset` then clears
+        /// its state (`RenderEngine.reset`).
+        @discardableResult func switchTo(_ plan: RenderPlan, warm: Warm) -> RenderEngine {
             let engine = RenderEngine(plan: plan)
-            if warm {
+            if warm != .none {
                 for c in 0..<plan.hostInput.channelCount { plan.hostInput[c].update(repeating: 0, count: block) }
                 engine.render(frameCount: block)
-                engine.reset()
+                if warm == .renderAndReset { engine.reset() }
             }
             _ = player.submit(engine)
             mapper = MIDIMapper(plan: plan)
             generation = plan.generation
+            return engine
         }
     }
+
+    enum Warm { case none, render, renderAndReset }
 
     /// Per block index, the minimum over the runs; and the first run.
     struct Runs {
@@ -166,10 +170,13 @@ enum WorstCaseBenchmark {
         figure("worst of the 7 blocks after chord A's first note-ons", afterFirst)
 
         // 2. A song switch: the rack plays (voice, a held chord) for 2 s, then the same rack
-        // file freshly loaded takes over; the old one rings out as a tail.
+        // file freshly loaded takes over and the old one rings out as a tail; the new rack's
+        // first chord comes 20 blocks later (after the crossfade), not in the switch block.
         let before = 4 * half
         let after = 16 * half
-        for warm in [false, true] {
+        let notesAt = before + 20
+        // The last mode holds no chord before the switch: what releasing the old rack's notes costs.
+        for (warm, held) in [(Warm.none, true), (.render, true), (.renderAndReset, true), (.render, false)] {
             var runs = Runs()
             var tailEnd = 0
             for _ in 0..<repeats {
@@ -179,25 +186,79 @@ enum WorstCaseBenchmark {
                 s.player.resetCurrent()
                 var times = [UInt64](repeating: 0, count: before + after)
                 for b in 0..<(before + after) {
-                    if b == half { s.notes(on: chordA) }
-                    if b == before {
-                        s.switchTo(next, warm: warm)
-                        s.notes(on: chordB)
-                    }
+                    if b == half && held { s.notes(on: chordA) }
+                    if b == before { s.switchTo(next, warm: warm) }
+                    if b == notesAt { s.notes(on: chordB) }
                     let ended = s.player.tailsEnded.load(ordering: .relaxed)
                     times[b] = s.render(singing: true)
                     if b >= before && ended == 0 && s.player.tailsEnded.load(ordering: .relaxed) > 0 { tailEnd = b - before }
                 }
                 runs.add(times)
             }
-            let label = warm ? "switch, new rack warmed on the control thread" : "switch, new rack as loaded"
+            let label = [Warm.none: "switch, new rack as loaded", .render: "switch, new rack warmed (one silent render)",
+                .renderAndReset: "switch, new rack warmed then reset"][warm]! + (held ? "" : ", no notes held")
             figure("\(label): the switch block", runs.best[before], runs.first[before])
             figure("\(label): next block", runs.best[before + 1], runs.first[before + 1])
             let fade = Int(0.02 * rate) / block
             let crossfade = runs.best[before..<(before + fade)].sorted()
             figure("\(label): median of the \(fade)-block crossfade", crossfade[crossfade.count / 2])
             let tail = runs.best[(before + fade)..<(before + max(fade + 1, tailEnd))].sorted()
+            figure("\(label): its first chord (block \(notesAt - before) after)", runs.best[notesAt], runs.first[notesAt])
             figure("\(label): median while the old rack rings out (\(fmt(Double(tailEnd * block) / rate, 2)) s)", tail[tail.count / 2])
+        }
+        for (warm, held) in [(Warm.none, true), (.render, true), (.render, false)] {
+            switchBreakdown(rack: rack, block: block, repeats: repeats, voice: voice, load: load, warm: warm, held: held)
+        }
+    }
+
+    /// Where the switch block's time goes: each unit's render (wall clock, inside the engine)
+    /// in the old and the new rack, in the switch block and in the block after; minimum of
+    /// `repeats` runs. A separate run: the clock reads are not in the figures above.
+    @MainActor static func switchBreakdown(
+        rack: String, block: Int, repeats: Int, voice: [Float], load: (String) -> RenderPlan?, warm: Warm, held: Bool
+    ) {
+        var best: [String: (UInt64, UInt64)] = [:]
+        var order: [String] = []
+        for _ in 0..<repeats {
+            guard let plan = load(rack), let next = load(rack) else { return }
+            let s = Session(plan: plan, block: block, voice: voice)
+            let old = s.player.current
+            for b in 0..<100 {
+                if b == 10 && held { s.notes(on: chordA) }
+                _ = s.render(singing: true)
+            }
+            let engine = s.switchTo(next, warm: warm)
+            for e in [old, engine] {
+                e.measuresSteps = true
+                for k in 0..<e.plan.steps.count { e.stepNanoseconds[k] = 0 }
+            }
+            var perBlock: [[String: UInt64]] = []
+            for _ in 0..<2 {
+                var row: [String: UInt64] = [:]
+                let total = s.render(singing: true)
+                for (name, e) in [("old", old), ("new", engine)] {
+                    var sum: UInt64 = 0
+                    for (k, step) in e.plan.steps.enumerated() {
+                        let key = "\(name) \(e.plan.unitIDs[step.unit])"
+                        row[key, default: 0] += e.stepNanoseconds[k]
+                        sum += e.stepNanoseconds[k]
+                        e.stepNanoseconds[k] = 0
+                    }
+                    row["\(name) (all units)"] = sum
+                }
+                row["block (thread CPU)"] = total
+                perBlock.append(row)
+            }
+            for key in perBlock[0].keys {
+                if !order.contains(key) { order.append(key) }
+                let v = (perBlock[0][key]!, perBlock[1][key] ?? 0)
+                let b = best[key] ?? (UInt64.max, UInt64.max)
+                best[key] = (min(b.0, v.0), min(b.1, v.1))
+            }
+        }
+        print("  where the switch block goes (\(warm == .none ? "as loaded" : "warmed")\(held ? "" : ", no notes held")), µs in the switch block / the next block:")
+        for key in order.sorted() where best[key]!.0 >= 1500 || key.hasPrefix("block") {
+            print("    \(key): \(fmt(Double(best[key]!.0) / 1000, 1)) / \(fmt(Double(best[key]!.1) / 1000, 1))")
         }
     }
 
