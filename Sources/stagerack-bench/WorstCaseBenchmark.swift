@@ -162,13 +162,31 @@ enum WorstCaseBenchmark {
         print("  steady window p99.9 \(fmt(Double(steadyWindow[steadyWindow.count * 999 / 1000]) / steady, 1))×, max \(fmt(Double(steadyWindow.last!) / steady, 1))× (noise left after the minimum)")
         for b in 0..<3 { figure("start, block \(b), no warm-up", cold.best[b], cold.first[b]) }
         for b in 0..<3 { figure("start, block \(b) after play's warm-up block", played.best[b], played.first[b]) }
+        let playsNotes = load(rack).map { !$0.midiReceivers.isEmpty } ?? false
+        if playsNotes {
+            printFirstNotes(cold, half: half, figure: figure)
+        } else {
+            print("(no unit plays MIDI notes: no first-notes figures)")
+        }
+        runSwitches(rack: rack, block: block, repeats: repeats, voice: voice, load: load) { figure($0, $1, $2) }
+    }
+
+    /// 1b. The chords' blocks of the start runs: the program's first notes and later ones.
+    static func printFirstNotes(_ cold: Runs, half: Int, figure: (String, UInt64, UInt64?) -> Void) {
         figure("first notes: chord A's first note-ons (block \(half))", cold.best[half], cold.first[half])
         figure("first notes: chord B's first note-ons (block \(2 * half))", cold.best[2 * half], cold.first[2 * half])
         figure("same chord A again (block \(3 * half))", cold.best[3 * half], cold.first[3 * half])
         figure("same chord A, fifth time (block \(9 * half))", cold.best[9 * half], cold.first[9 * half])
         let afterFirst = cold.best[(half + 1)..<(half + 8)].max()!
-        figure("worst of the 7 blocks after chord A's first note-ons", afterFirst)
+        figure("worst of the 7 blocks after chord A's first note-ons", afterFirst, nil)
+    }
 
+    /// 2. The switch runs, for each way of handing the new rack over.
+    @MainActor static func runSwitches(
+        rack: String, block: Int, repeats: Int, voice: [Float], load: (String) -> RenderPlan?,
+        figure: (String, UInt64, UInt64?) -> Void
+    ) {
+        let half = Int(rate / 2) / block
         // 2. A song switch: the rack plays (voice, a held chord) for 2 s, then the same rack
         // file freshly loaded takes over and the old one rings out as a tail; the new rack's
         // first chord comes 20 blocks later (after the crossfade), not in the switch block.
@@ -201,10 +219,10 @@ enum WorstCaseBenchmark {
             figure("\(label): next block", runs.best[before + 1], runs.first[before + 1])
             let fade = Int(0.02 * rate) / block
             let crossfade = runs.best[before..<(before + fade)].sorted()
-            figure("\(label): median of the \(fade)-block crossfade", crossfade[crossfade.count / 2])
+            figure("\(label): median of the \(fade)-block crossfade", crossfade[crossfade.count / 2], nil)
             let tail = runs.best[(before + fade)..<(before + max(fade + 1, tailEnd))].sorted()
             figure("\(label): its first chord (block \(notesAt - before) after)", runs.best[notesAt], runs.first[notesAt])
-            figure("\(label): median while the old rack rings out (\(fmt(Double(tailEnd * block) / rate, 2)) s)", tail[tail.count / 2])
+            figure("\(label): median while the old rack rings out (\(fmt(Double(tailEnd * block) / rate, 2)) s)", tail[tail.count / 2], nil)
         }
         for (warm, held) in [(Warm.none, true), (.render, true), (.render, false)] {
             switchBreakdown(rack: rack, block: block, repeats: repeats, voice: voice, load: load, warm: warm, held: held)
