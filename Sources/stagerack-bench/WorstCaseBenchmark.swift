@@ -159,7 +159,7 @@ enum WorstCaseBenchmark {
         }
         print("\(rack) at \(block) frames (\(fmt(period / 1000, 0)) µs period), thread CPU time, minimum of \(repeats) runs per block")
         figure("steady block (median of \(steadyWindow.count) blocks, voice and chords)", UInt64(steady))
-        print("  steady window p99.9 \(fmt(Double(steadyWindow[steadyWindow.count * 999 / 1000]) / steady, 1))×, max \(fmt(Double(steadyWindow.last!) / steady, 1))× (noise left after the minimum)")
+        print("  steady window p99.9 \(fmt(Double(steadyWindow[steadyWindow.count * 999 / 1000]) / steady, 1))×, max \(fmt(Double(steadyWindow.last!) / steady, 1))× (chord blocks included; the noise left after the minimum)")
         for b in 0..<3 { figure("start, block \(b), no warm-up", cold.best[b], cold.first[b]) }
         for b in 0..<3 { figure("start, block \(b) after play's warm-up block", played.best[b], played.first[b]) }
         let playsNotes = load(rack).map { !$0.midiReceivers.isEmpty } ?? false
