@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of StageRack's readers with libFuzzer (`make fuzz`, run by
-# `make test`): four targets built with -sanitize=fuzzer,address in their own package
+# `make test`): five targets built with -sanitize=fuzzer,address in their own package
 # (Tests/fuzz/Package.swift, so the release build never sees them):
 #   rack        the JSON5 reader, rack and setlist validation, the graph, the MIDI mappings
 #   midi-file   the Standard MIDI File reader
