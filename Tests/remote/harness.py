@@ -3,6 +3,7 @@ started on alsa-lib's null (or file) devices with --osc/--web on loopback ports,
 client, and `check(name, fn)` that counts passes and failures. Loopback only, bounded
 waits everywhere."""
 import atexit
+import json
 import os
 import random
 import shutil
@@ -30,6 +31,23 @@ def check(name, fn):
 def finish():
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
     return 0 if results["failed"] == 0 else 1
+
+
+def receive_until(c, kind, seconds=5.0, where=None):
+    """WebSocket messages on `c` until one of type `kind` for which `where(m)` holds (any,
+    when `where` is None); that one is returned. Bounded by `seconds`."""
+    end = time.time() + seconds
+    last = None
+    while time.time() < end:
+        try:
+            m = json.loads(c.recv(timeout=max(0.05, end - time.time())))
+        except TimeoutError:
+            break
+        if m.get("type") == kind:
+            last = m
+            if where is None or where(m):
+                return m
+    raise AssertionError("no %s message%s (the last: %s)" % (kind, "" if where is None else " as expected", last))
 
 
 def free_port(kind=socket.SOCK_DGRAM):

@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import OSCClient, Play, check, finish, free_port, work_folder  # noqa: E402
+from harness import OSCClient, Play, check, finish, free_port, receive_until, work_folder  # noqa: E402
 
 import warnings  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
@@ -57,22 +57,6 @@ ORIGIN = "http://127.0.0.1:%d" % web_port
 
 def ws():
     return connect(URL, origin=ORIGIN, open_timeout=5, close_timeout=2, max_size=2 ** 22)
-
-
-def receive_until(c, kind, seconds=5.0, where=None):
-    """Messages until one of type `kind` for which `where(m)` holds; that one is returned."""
-    end = time.time() + seconds
-    last = None
-    while time.time() < end:
-        try:
-            m = json.loads(c.recv(timeout=max(0.05, end - time.time())))
-        except TimeoutError:
-            break
-        if m.get("type") == kind:
-            last = m
-            if where is None or where(m):
-                return m
-    raise AssertionError("no %s message%s (the last: %s)" % (kind, "" if where is None else " as expected", last))
 
 
 def logged_in():

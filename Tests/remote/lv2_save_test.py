@@ -13,7 +13,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Play, check, finish, free_port, work_folder  # noqa: E402
+from harness import Play, check, finish, free_port, receive_until, work_folder  # noqa: E402
 
 import warnings  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
@@ -47,21 +47,6 @@ with open(rack_path, "w") as f:
 web_port = free_port(socket.SOCK_STREAM)
 play = Play([rack_path, "--playback", "null", "--capture", "null", "--web", "127.0.0.1:%d" % web_port],
             env={"STAGERACK_WEB_PIN": PIN}, wait_text="web: open")
-
-
-def receive_until(c, kind, seconds=5.0, where=None):
-    end = time.time() + seconds
-    last = None
-    while time.time() < end:
-        try:
-            m = json.loads(c.recv(timeout=max(0.05, end - time.time())))
-        except TimeoutError:
-            break
-        if m.get("type") == kind:
-            last = m
-            if where is None or where(m):
-                return m
-    raise AssertionError("no %s message%s (the last: %s)" % (kind, "" if where is None else " as expected", last))
 
 
 c = connect("ws://127.0.0.1:%d/" % web_port, origin="http://127.0.0.1:%d" % web_port, open_timeout=5, close_timeout=2, max_size=2 ** 22)

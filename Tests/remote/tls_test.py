@@ -15,7 +15,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import OSCClient, Play, check, finish, free_port, work_folder  # noqa: E402
+from harness import OSCClient, Play, check, finish, free_port, receive_until, work_folder  # noqa: E402
 
 import warnings  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
@@ -42,18 +42,6 @@ ORIGIN = "https://127.0.0.1:%d" % web_port
 
 def wss():
     return connect("wss://127.0.0.1:%d/" % web_port, origin=ORIGIN, ssl=trusting, open_timeout=5, close_timeout=2)
-
-
-def receive_until(c, kind, seconds=5.0):
-    end = time.time() + seconds
-    while time.time() < end:
-        try:
-            m = json.loads(c.recv(timeout=max(0.05, end - time.time())))
-        except TimeoutError:
-            break
-        if m.get("type") == kind:
-            return m
-    raise AssertionError("no %s message" % kind)
 
 
 def login(c):
