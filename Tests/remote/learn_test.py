@@ -218,7 +218,17 @@ def test_a_read_only_rack_is_saved_to_the_state_directory():
     shutil.copy(os.path.join(work, "a.json"), os.path.join(shipped, "a.json"))
     os.chmod(os.path.join(shipped, "a.json"), 0o644)
     os.chown(state, nobody.pw_uid, nobody.pw_gid)
-    binary = os.path.abspath(os.environ.get("STAGERACK", ".build/release/stagerack"))
+    # The binary and the page's files copied where `nobody` can read them: the checkout may
+    # sit in a folder only its owner can enter (a clone in `mktemp -d`).
+    built = os.path.abspath(os.environ.get("STAGERACK", ".build/release/stagerack"))
+    runnable = os.path.join(work, "bin")
+    os.mkdir(runnable)
+    binary = shutil.copy2(built, os.path.join(runnable, "stagerack"))
+    shutil.copytree("web", os.path.join(runnable, "web"))
+    for root, dirs, files in os.walk(runnable):
+        for name in dirs + files:
+            os.chmod(os.path.join(root, name), 0o755 if name in dirs or name == "stagerack" else 0o644)
+    os.chmod(runnable, 0o755)
     env = {"STAGERACK": "/usr/bin/setpriv", "STAGERACK_WEB_PIN": PIN, "STATE_DIRECTORY": state}
     args = ["--reuid=%d" % nobody.pw_uid, "--regid=%d" % nobody.pw_gid, "--clear-groups", binary, "play",
             os.path.join(shipped, "a.json"), "--playback", "null", "--capture", "null", "--web", "127.0.0.1:%d" % web_port]
