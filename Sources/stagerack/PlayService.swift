@@ -200,6 +200,8 @@ final class StatusView {
     private var loggedXruns = 0
     private var lastXrunLine = 0.0
     private var loggedLostFrames = 0
+    private var framesAtXrunLine = 0
+    private var warnedStarved = false
     var lastDriftLine = 0.0
     var loggedDriftTrouble = 0
 
@@ -223,13 +225,29 @@ final class StatusView {
         return r
     }
 
+    /// Says once, in words a performer can act on, when xruns came so fast that almost no
+    /// audio moved since the last xrun line (under a tenth of the time): the period is
+    /// shorter than this machine can render and move (every restart xruns again).
+    private func warnIfStarved(_ s: LiveAudio.Status) {
+        let span = monotonicSeconds() - lastXrunLine
+        guard !warnedStarved, loggedXruns > 0, span < 10 else { return }
+        let moved = Double(max(0, s.frames - framesAtXrunLine)) / rate
+        guard moved < 0.1 * span else { return }
+        warnedStarved = true
+        Log.warning(
+            "xruns: only \(String(format: "%.2f", moved)) s of audio moved in the last \(String(format: "%.1f", span)) s: the period is too short for this "
+                + "machine (every restart xruns again); choose a larger --period (README: Latency, measure it, then choose the period)")
+    }
+
     /// Called after each wait of the control loop with a fresh status.
     func update(_ s: LiveAudio.Status, hasCapture: Bool) {
         if s.xruns > loggedXruns && monotonicSeconds() - lastXrunLine >= 1 {
+            warnIfStarved(s)
             lastXrunLine = monotonicSeconds()
             let last = s.lastXrun.map { " (last on \($0.side), code \($0.code))" } ?? ""
             Log.warning("xrun: \(s.xruns - loggedXruns) more, \(s.xruns) since the devices were opened\(last)")
             loggedXruns = s.xruns
+            framesAtXrunLine = s.frames
         }
         if s.lostFrames > loggedLostFrames && monotonicSeconds() - lastXrunLine >= 1 {
             lastXrunLine = monotonicSeconds()
