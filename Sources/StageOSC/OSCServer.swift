@@ -73,10 +73,11 @@ public final class OSCServer: @unchecked Sendable {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RemoteError("OSC: cannot open a UDP socket (\(String(cString: strerror(errno))))") }
-        guard var (storage, length) = Self.socketAddress(address) else {
+        guard let (socketAddress, length) = Self.socketAddress(address) else {
             close(fd)
             throw RemoteError("OSC: \(address.host) is not an address")
         }
+        var storage = socketAddress
         if address.isIPv6 {
             var off: Int32 = 0
             setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size))

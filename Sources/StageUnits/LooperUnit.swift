@@ -235,7 +235,9 @@ public final class LooperUnit: RackUnit, UnitTransport, UnitTempoReporter {
     @inline(__always)
     private func frame(_ c: Int, _ x: Float) -> Float {
         switch state {
-        case .empty, .stopped where fadeLeft == 0:
+        case .empty:
+            return 0
+        case .stopped where fadeLeft == 0:
             return 0
         case .recording:
             buffer(current, c)[position] = x

@@ -229,7 +229,7 @@ public final class WebServer: @unchecked Sendable {
     func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
         var buffer = [CChar](repeating: 0, count: 512)
         guard stage_lws_header(wsi, token, &buffer, Int32(buffer.count)) >= 0 else { return nil }
-        return String(cString: buffer)
+        return String(cBuffer: buffer)
     }
 
     /// A fragment of a message; the whole message is handled at its last fragment.

@@ -41,7 +41,7 @@ if let n = Int(argument("--chains") ?? ""), n > 0 {
     }
     let text = "{ \"format\": 1, \"name\": \"\(n) vocal chains\", \"units\": { \(units.joined(separator: ", ")) }, \"connections\": [ \(connections.joined(separator: ", ")) ] }"
     rackPath = "/tmp/stagerack-bench-chains-\(n).json"
-    _ = text.withCString { p in
+    text.withCString { p in
         let f = fopen(rackPath, "w")
         fputs(p, f)
         fclose(f)

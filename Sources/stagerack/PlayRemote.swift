@@ -120,7 +120,7 @@ extension LiveSession {
         var out: [String] = []
         var host = [CChar](repeating: 0, count: 256)
         if gethostname(&host, host.count - 1) == 0, access("/run/avahi-daemon/pid", F_OK) == 0 {
-            out.append("http://\(String(cString: host)).local:\(a.port)/")
+            out.append("http://\(String(cBuffer: host)).local:\(a.port)/")
         }
         var list: UnsafeMutablePointer<ifaddrs>?
         if getifaddrs(&list) == 0 {
@@ -130,7 +130,7 @@ extension LiveSession {
                     var text = [CChar](repeating: 0, count: 64)
                     var sin = UnsafeRawPointer(sa).load(as: sockaddr_in.self)
                     inet_ntop(AF_INET, &sin.sin_addr, &text, socklen_t(text.count))
-                    out.append("http://\(String(cString: text)):\(a.port)/")
+                    out.append("http://\(String(cBuffer: text)):\(a.port)/")
                 }
                 p = e.pointee.ifa_next
             }
