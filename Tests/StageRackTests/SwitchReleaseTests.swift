@@ -4,6 +4,7 @@ import StageDrivers
 import StageSynth
 import StageTestSupport
 import XCTest
+import CAllocCounter
 
 #if canImport(Glibc)
 import Glibc
@@ -120,6 +121,35 @@ final class SwitchReleaseTests: XCTestCase {
         run.render(blocks: 40)
         XCTAssertEqual(run.player.switches.load(ordering: .relaxed), 1)
         XCTAssertEqual(run.synth.controlChangesSent, sent, "no controller message at the switch")
+    }
+
+    /// Switches between warmed synth racks with keys and pedals held on several channels:
+    /// the render thread (the blocks with the switch, the releases and the new racks' first
+    /// blocks) allocates nothing.
+    func testSwitchesWithHeldNotesAllocateNothingOnTheRenderThread() throws {
+        let run = Run(plan: try organPlan(), block: block)
+        var plan = run.plan
+        var allocations: Int64 = 0
+        for k in 0..<10 {
+            run.send(.controlChange(channel: k, controller: 64, value: 127), to: plan)
+            run.send(.noteOn(channel: (k + 3) % 16, note: 60 + k, velocity: 90), to: plan)
+            run.render(blocks: 4)
+            let next = try organPlan()
+            let engine = RenderEngine(plan: next)
+            engine.warmUp()
+            XCTAssertTrue(run.player.submit(engine))
+            for _ in 0..<6 {
+                alloc_counter_start()
+                run.player.render(frameCount: block, input: run.input.bus(first: 0, channels: 1), output: run.output.bus(first: 0, channels: 2))
+                allocations += alloc_counter_stop()
+                run.player.collectRetired()
+            }
+            plan = next
+        }
+        XCTAssertEqual(run.player.switches.load(ordering: .relaxed), 10)
+        #if !DEBUG
+        XCTAssertEqual(allocations, 0, "the render thread allocated while switching")
+        #endif
     }
 
     /// The rack switched to renders exactly as it would without the warm-up: the default
