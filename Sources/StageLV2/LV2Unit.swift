@@ -373,9 +373,10 @@ public final class LV2Unit: RackUnit, UnitReadout, UnitSavedState, @unchecked Se
 
     /// Clears the plugin's state the LV2 way: `deactivate` then `activate` (the plugin
     /// resets its buffers), and empties the atom ports. LV2 puts activate/deactivate in the
-    /// instantiation class: the engine calls `reset` on the control thread, or on the render
-    /// thread once after the warm-up block (for most plugins, mda and x42 included,
-    /// activate only clears memory). Thread: render, or control while not rendering.
+    /// instantiation class: the engine calls `reset` on the control thread (after the
+    /// warm-up block of a rack loaded for a switch, `RenderEngine.warmUp`), or on the render
+    /// thread once after `play`'s warm-up block at start (for most plugins, mda and x42
+    /// included, activate only clears memory). Thread: render, or control while not rendering.
     public func reset() {
         guard let instance, active else { return }
         lilv_instance_deactivate(instance)

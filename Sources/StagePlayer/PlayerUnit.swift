@@ -88,6 +88,15 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         playingFlag.store(false, ordering: .relaxed)
     }
 
+    /// The render side of the stream's queues (`filled` popped, `free` and `requests`
+    /// pushed) goes to the next thread that renders (after `RenderEngine.warmUp` on the
+    /// control thread). Thread: control, while nothing renders the unit.
+    public func handOverRenderThread() {
+        stream.filled.handOverConsumer()
+        stream.free.handOverProducer()
+        stream.requests.handOverProducer()
+    }
+
     // MARK: - Transport readings (any thread)
 
     public var isPlaying: Bool { playingFlag.load(ordering: .relaxed) }

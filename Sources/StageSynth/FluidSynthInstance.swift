@@ -129,8 +129,12 @@ final class FluidSynthInstance {
         _ = fluid_synth_noteoff(synth, Int32(channel), Int32(key))
     }
     @inline(__always) func controlChange(_ channel: Int, _ controller: Int, _ value: Int) {
+        controlChangesSent &+= 1
         _ = fluid_synth_cc(synth, Int32(channel), Int32(controller), Int32(value))
     }
+    /// `controlChange` calls so far (each is a `fluid_synth_cc`, which scans every voice
+    /// slot). Thread: render, or control while not rendering.
+    private(set) var controlChangesSent = 0
     @inline(__always) func pitchBend(_ channel: Int, _ value: Int) {
         _ = fluid_synth_pitch_bend(synth, Int32(channel), Int32(value))
     }
@@ -201,6 +205,8 @@ final class FluidSynthInstance {
             program[ch * 3 + 2] = prog
             for g in 0..<Self.genCount { gen[ch * Self.genCount + g] = fluid_synth_get_gen(synth, Int32(ch), Int32(g)) }
         }
+        let tune = (0..<16).map { gen[$0 * Self.genCount + Int(GEN_FINETUNE.rawValue)] }
+        restoredFineTune = tune.allSatisfy { $0 == tune[0] } ? tune[0] : nil
         defaultCC = cc
         defaultBendRange = bend
         defaultProgram = program
@@ -244,6 +250,10 @@ final class FluidSynthInstance {
             }
         }
     }
+
+    /// The channel fine tuning (GEN_FINETUNE, cents) `restoreDefaults` leaves when it is the
+    /// same on all 16 channels, else nil. Thread: any, after `captureDefaults`.
+    private(set) var restoredFineTune: Float?
 
     /// Voices currently sounding. Thread: render, or control while not rendering.
     var activeVoiceCount: Int { Int(fluid_synth_get_active_voice_count(synth)) }

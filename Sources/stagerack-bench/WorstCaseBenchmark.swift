@@ -8,8 +8,8 @@ import Glibc
 /// `stagerack-bench --worst-cases [RACK] [--block 64] [--repeat 7]`: the render thread's
 /// worst blocks, against the steady-state block: the first blocks after start (cold, and
 /// after `play`'s warm-up block), the first notes of a SoundFont program, and the blocks
-/// after a song switch (the new rack as loaded, and the new rack warmed with one silent
-/// render on the control thread before the swap).
+/// after a song switch (the new rack warmed as `PresetSwitcher` does, `RenderEngine.warmUp`:
+/// one silent render on the control thread, then reset; and as loaded, without it).
 ///
 /// How, on a busy machine: every block is timed with the thread's CPU clock
 /// (CLOCK_THREAD_CPUTIME_ID: time the thread is descheduled is not in it), and every
@@ -71,16 +71,12 @@ enum WorstCaseBenchmark {
             return c1 &- c0
         }
 
-        /// Hands a new rack to the render thread as `PresetSwitcher` does; `warm` first renders
-        /// one silent block of it here (the control thread), and `.renderAndReset` then clears
-        /// its state (`RenderEngine.reset`).
+        /// Hands a new rack to the render thread as `PresetSwitcher` does: `.warmUp` first
+        /// renders one silent block of it here (the control thread) and resets it
+        /// (`RenderEngine.warmUp`, what `PresetSwitcher` does); `.none` hands it over as loaded.
         @discardableResult func switchTo(_ plan: RenderPlan, warm: Warm) -> RenderEngine {
             let engine = RenderEngine(plan: plan)
-            if warm != .none {
-                for c in 0..<plan.hostInput.channelCount { plan.hostInput[c].update(repeating: 0, count: block) }
-                engine.render(frameCount: block)
-                if warm == .renderAndReset { engine.reset() }
-            }
+            if warm == .warmUp { engine.warmUp() }
             _ = player.submit(engine)
             mapper = MIDIMapper(plan: plan)
             generation = plan.generation
@@ -88,7 +84,7 @@ enum WorstCaseBenchmark {
         }
     }
 
-    enum Warm { case none, render, renderAndReset }
+    enum Warm { case none, warmUp }
 
     /// Per block index, the minimum over the runs; and the first run.
     struct Runs {
@@ -194,7 +190,7 @@ enum WorstCaseBenchmark {
         let after = 16 * half
         let notesAt = before + 20
         // The last mode holds no chord before the switch: what releasing the old rack's notes costs.
-        for (warm, held) in [(Warm.none, true), (.render, true), (.renderAndReset, true), (.render, false)] {
+        for (warm, held) in [(Warm.warmUp, true), (.none, true), (.warmUp, false)] {
             var runs = Runs()
             var tailEnd = 0
             for _ in 0..<repeats {
@@ -213,8 +209,8 @@ enum WorstCaseBenchmark {
                 }
                 runs.add(times)
             }
-            let label = [Warm.none: "switch, new rack as loaded", .render: "switch, new rack warmed (one silent render)",
-                .renderAndReset: "switch, new rack warmed then reset"][warm]! + (held ? "" : ", no notes held")
+            let label = [Warm.none: "switch, new rack as loaded (no warm-up)", .warmUp: "switch, as PresetSwitcher does (warmUp)"][warm]!
+                + (held ? "" : ", no notes held")
             figure("\(label): the switch block", runs.best[before], runs.first[before])
             figure("\(label): next block", runs.best[before + 1], runs.first[before + 1])
             let fade = Int(0.02 * rate) / block
@@ -224,7 +220,7 @@ enum WorstCaseBenchmark {
             figure("\(label): its first chord (block \(notesAt - before) after)", runs.best[notesAt], runs.first[notesAt])
             figure("\(label): median while the old rack rings out (\(fmt(Double(tailEnd * block) / rate, 2)) s)", tail[tail.count / 2], nil)
         }
-        for (warm, held) in [(Warm.none, true), (.render, true), (.render, false)] {
+        for (warm, held) in [(Warm.none, true), (.warmUp, true), (.warmUp, false)] {
             switchBreakdown(rack: rack, block: block, repeats: repeats, voice: voice, load: load, warm: warm, held: held)
         }
     }

@@ -144,6 +144,47 @@ final class LV2WorkerTests: XCTestCase {
         XCTAssertEqual(out[zc.latencyFrames], 0.5, accuracy: 1e-3)
     }
 
+    /// A song switch warms the new rack on the control thread (`RenderEngine.warmUp`: one
+    /// silent block, then reset, which deactivates and activates the plugin there) while
+    /// the plugin's worker thread runs: the first block on the render thread still
+    /// convolves, exactly as without the warm-up, and nothing the worker sent is lost.
+    func testAWarmedUpEngineConvolvesFromItsFirstBlockAsAColdOne() throws {
+        try requireConvolver()
+        func play(warm: Bool) throws -> (out: [Float], dropped: UInt64) {
+            let plan = try Self.plan(Self.rack(state: Self.irState), settle: true)
+            let engine = RenderEngine(plan: plan)
+            if warm {
+                let done = DispatchSemaphore(value: 0)
+                let control = Thread {
+                    engine.warmUp()
+                    done.signal()
+                }
+                control.start()
+                done.wait()
+            }
+            nonisolated(unsafe) var out: [Float] = []
+            let rendered = DispatchSemaphore(value: 0)
+            let render = Thread {
+                for b in 0..<4 {
+                    plan.hostInput[0].update(repeating: 0, count: 256)
+                    if b == 0 { plan.hostInput[0][0] = 0.5 }
+                    engine.render(frameCount: 256)
+                    out += UnsafeBufferPointer(start: plan.hostOutput[0], count: 256)
+                }
+                rendered.signal()
+            }
+            render.start()
+            rendered.wait()
+            return (out, try XCTUnwrap(Self.unit(plan).workerCounts).dropped)
+        }
+        let cold = try play(warm: false)
+        let warm = try play(warm: true)
+        XCTAssertEqual(Measure.onset(warm.out, threshold: 0.1), 64, "the impulse after the plugin's latency")
+        XCTAssertEqual(warm.out[64], 0.5, accuracy: 1e-3)
+        XCTAssertEqual(warm.out, cold.out, "the same with and without the warm-up")
+        XCTAssertEqual(warm.dropped, 0)
+    }
+
     /// Delivering responses allocates nothing on the render thread (the host's rings; the
     /// convolver's own swap allocates nothing either): counted over the whole live run's
     /// render calls after the warm-up.

@@ -106,17 +106,20 @@ final class PresetSwitchingTests: XCTestCase {
         let switcher = PresetSwitcher(
             setlist: setlist, index: 0, player: player, firstPlan: plan, registry: Fixtures.registry, options: options,
             log: { _ in })
+        let violations = queueOwnershipViolations.load(ordering: .relaxed)
         switcher.start()
         defer { switcher.stop() }
         // A render thread stand-in that plays blocks in real time-ish.
         let input = BusStorage(bufferCount: 1, maxFrames: block)
         let output = BusStorage(bufferCount: 2, maxFrames: block)
         let finished = Lines()
+        let renderThreadEnded = DispatchSemaphore(value: 0)
         let renderThread = Thread {
             while finished.all.isEmpty {
                 player.render(frameCount: 128, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
                 usleep(500)
             }
+            renderThreadEnded.signal()
         }
         renderThread.start()
         for i in 0..<50 {
@@ -131,6 +134,10 @@ final class PresetSwitchingTests: XCTestCase {
         XCTAssertEqual(switcher.currentIndex, 1, "ends on the last program requested")
         XCTAssertEqual(switcher.maxLoadsInFlight.load(ordering: .relaxed), 1, "never more than one load in flight")
         XCTAssertGreaterThan(switcher.loadsCompleted.load(ordering: .relaxed), 1)
+        // Each rack was warmed on the control thread, then rendered on the render thread.
+        renderThreadEnded.wait()
+        XCTAssertTrue(player.current.warmedUp, "the switcher warms the racks it loads")
+        XCTAssertEqual(queueOwnershipViolations.load(ordering: .relaxed), violations, "each queue kept one consumer")
     }
 
     func testSetlistErrorsHaveLineAndColumn() {

@@ -139,6 +139,38 @@ final class SynthNoteTests: XCTestCase {
         }
     }
 
+    /// What a switch releases (`UnitHeldNotes`): the channels with a key down or the
+    /// sustain pedal down, followed through note-offs, repeated note-ons, all-notes-off,
+    /// reset-controllers and the unit's channel filter.
+    func testChannelsHoldingNotesFollowKeysAndTheSustainPedal() throws {
+        try SynthTest.requireTimGM()
+        let h = try SynthTest.harness()
+        let unit = SynthTest.synth(h)
+        func after(_ messages: [MIDIMessage]) -> UInt16 {
+            for m in messages { h.send(m) }
+            _ = h.render(frames: 64)
+            return unit.channelsHoldingNotes
+        }
+        XCTAssertEqual(after([]), 0)
+        XCTAssertEqual(after([.noteOn(channel: 0, note: 60, velocity: 90), .noteOn(channel: 0, note: 60, velocity: 90)]), 1)
+        XCTAssertEqual(after([.noteOff(channel: 0, note: 60)]), 0, "a repeated note-on is one key: one note-off ends it")
+        XCTAssertEqual(after([.noteOn(channel: 4, note: 60, velocity: 90), .noteOn(channel: 4, note: 62, velocity: 90)]), 1 << 4)
+        XCTAssertEqual(after([.noteOff(channel: 4, note: 60)]), 1 << 4, "one key still down")
+        XCTAssertEqual(after([.controlChange(channel: 4, controller: 123, value: 0)]), 0, "all-notes-off")
+        XCTAssertEqual(after([.controlChange(channel: 7, controller: 64, value: 127)]), 1 << 7, "the pedal alone holds")
+        XCTAssertEqual(after([.controlChange(channel: 7, controller: 64, value: 63)]), 0, "below 64 is up, as in FluidSynth")
+        XCTAssertEqual(after([.controlChange(channel: 9, controller: 64, value: 100)]), 1 << 9)
+        XCTAssertEqual(after([.controlChange(channel: 9, controller: 121, value: 0)]), 0, "reset-controllers lifts the pedal")
+        _ = after([.noteOn(channel: 2, note: 50, velocity: 90), .controlChange(channel: 3, controller: 64, value: 127)])
+        h.reset()
+        XCTAssertEqual(unit.channelsHoldingNotes, 0, "reset")
+        let only3 = try SynthTest.harness(["channel": .number(3)])
+        only3.send(.noteOn(channel: 0, note: 60, velocity: 90))
+        only3.send(.noteOn(channel: 2, note: 60, velocity: 90))
+        _ = only3.render(frames: 64)
+        XCTAssertEqual(SynthTest.synth(only3).channelsHoldingNotes, 1 << 2, "a unit on channel 3 holds nothing elsewhere")
+    }
+
     func testTransposeChangeNeverLeavesANoteHanging() throws {
         try SynthTest.requireTimGM()
         let h = try SynthTest.harness(["program": .number(16), "transpose": .number(5)])

@@ -7,7 +7,10 @@ import Synchronization
 ///
 /// Events reach the racks through the player's queues, tagged with the plan generation
 /// they were mapped for; events for a rack that is only ringing out are dropped, except
-/// that every tailing rack got sustain-off and all-notes-off when it was switched away from.
+/// that every tailing rack got sustain-off and all-notes-off when it was switched away from
+/// (`RenderEngine.releaseAllNotes`: on the channels that hold notes). A rack is best
+/// submitted warmed (`RenderEngine.warmUp`, as `PresetSwitcher` does): its first block
+/// here then finds its memory warm.
 /// The player also owns the stop fade (SIGINT/SIGTERM: no click at the end).
 ///
 /// No event is lost on the way: an event the engine cannot take in this block (its per-block

@@ -62,6 +62,12 @@ public final class RenderEngine: @unchecked Sendable {
     /// Units with a transport (players, loopers) and the command that stops each: sent
     /// with `releaseAllNotes` when the rack is left. Found once, on the control thread.
     let transportStops: [(unit: Int, command: Int)]
+    /// The MIDI receivers that say which channels hold notes (`UnitHeldNotes`), with their
+    /// unit indices, and the others (told on all 16 channels): for `releaseAllNotes`.
+    /// Found once, on the control thread.
+    let noteHolders: [any UnitHeldNotes]
+    let noteHolderUnits: [Int]
+    let otherMIDIReceivers: [Int]
     /// Per-step duration of the last instrumented blocks, in nanoseconds (benchmarks).
     public let stepNanoseconds: UnsafeMutablePointer<UInt64>
     public var measuresSteps = false
@@ -91,6 +97,10 @@ public final class RenderEngine: @unchecked Sendable {
         transportStops = plan.units.indices.compactMap { u in
             (plan.units[u] as? any UnitTransport).map { (u, $0.stopCommand) }
         }
+        let holders = plan.midiReceivers.compactMap { r in (plan.units[r] as? any UnitHeldNotes).map { (r, $0) } }
+        noteHolders = holders.map(\.1)
+        noteHolderUnits = holders.map(\.0)
+        otherMIDIReceivers = plan.midiReceivers.filter { r in !holders.contains { $0.0 == r } }
         stepNanoseconds = .allocate(capacity: max(plan.steps.count, 1))
         stepNanoseconds.initialize(repeating: 0, count: max(plan.steps.count, 1))
         renderEnginesAlive.add(1, ordering: .relaxed)
@@ -379,15 +389,31 @@ public final class RenderEngine: @unchecked Sendable {
     }
 
     /// Sends sustain-off and all-notes-off to every unit that plays MIDI, so held notes end
-    /// with their own release, and stops players and loopers (a 10 ms fade). Thread: render.
-    public func releaseAllNotes() {
+    /// with their own release, and stops players and loopers (a 10 ms fade). A unit that
+    /// tracks its held notes (`UnitHeldNotes`: the synth) gets them only on the channels
+    /// with a key or the sustain pedal down, none when nothing is held; the others on all
+    /// 16. Returns the sustain-off and all-notes-off messages sent. Thread: render.
+    @discardableResult
+    public func releaseAllNotes() -> Int {
         for t in transportStops { inject(.midi(UnitCommand.message(t.command, pressed: true), toUnit: t.unit)) }
-        for r in plan.midiReceivers {
-            for channel in 0..<16 {
-                inject(.midi(.controlChange(channel: channel, controller: 64, value: 0), toUnit: r))
-                inject(.midi(.controlChange(channel: channel, controller: 123, value: 0), toUnit: r))
-            }
+        var sent = 0
+        for k in 0..<noteHolders.count {
+            sent += releaseNotes(unit: noteHolderUnits[k], channels: noteHolders[k].channelsHoldingNotes)
         }
+        for r in otherMIDIReceivers { sent += releaseNotes(unit: r, channels: 0xFFFF) }
+        return sent
+    }
+
+    /// Sustain-off and all-notes-off to `unit` on the channels set in `channels`; returns
+    /// the messages sent. Thread: render.
+    private func releaseNotes(unit r: Int, channels: UInt16) -> Int {
+        var sent = 0
+        for channel in 0..<16 where channels & (1 << UInt16(channel)) != 0 {
+            inject(.midi(.controlChange(channel: channel, controller: 64, value: 0), toUnit: r))
+            inject(.midi(.controlChange(channel: channel, controller: 123, value: 0), toUnit: r))
+            sent += 2
+        }
+        return sent
     }
 
     /// Collects the events due before `blockEnd` into `blockEvents` in time order: those of
@@ -451,6 +477,36 @@ public final class RenderEngine: @unchecked Sendable {
             let out = a.destination[0]
             for i in 0..<frames { out[i] = 0.5 * (l[i] + r[i]) }
         }
+    }
+
+    /// Renders one block of silence (`plan.maxFrames` frames) and clears every trace of it
+    /// (`reset`: levels, delay lines, tails, sample time), then lets the next thread that
+    /// renders take over the render side of the engine's and its units' queues. The engine's
+    /// memory is warm for its first block on the render thread, as `LiveAudio`'s warm-up
+    /// block makes it at start: `PresetSwitcher` calls this before `RackPlayer.submit`
+    /// (which hands the engine over through a queue: everything here happens before the
+    /// render thread's first block). LV2 units are reset here, not on the render thread
+    /// (their reset deactivates and activates the plugin). Thread: control, while no other
+    /// thread renders the engine.
+    public func warmUp() {
+        let host = plan.hostInput
+        for c in 0..<host.channelCount { host[c].update(repeating: 0, count: plan.maxFrames) }
+        render(frameCount: plan.maxFrames)
+        reset()
+        handOverRenderThread()
+        warmedUp = true
+    }
+
+    /// Whether `warmUp` ran. Thread: any while the engine is idle.
+    public private(set) var warmedUp = false
+
+    /// The next thread to render takes over the render (consumer) side of `events` and
+    /// `controlEvents` and of every unit's queues (`RackUnit.handOverRenderThread`).
+    /// Thread: control, while no thread renders the engine.
+    public func handOverRenderThread() {
+        events.handOverConsumer()
+        controlEvents.handOverConsumer()
+        for unit in plan.units { unit.handOverRenderThread() }
     }
 
     /// Starts again from time 0 with every unit's state cleared. Thread: control while not

@@ -162,6 +162,13 @@ public protocol RackUnit: AnyObject {
     /// sleeps on silence (`UnitSilence.sleepsWhenSilent`) sleeps only after its inputs and
     /// its output have been silent for longer than this. Thread: render.
     func silenceHoldFrames(sampleRate: Double) -> Int
+
+    /// The thread that renders the unit is about to change: the next thread that renders it
+    /// takes over the render side of the unit's own queues (`SPSCQueue.handOverConsumer`/
+    /// `handOverProducer`). Called after `RenderEngine.warmUp` rendered a block on the
+    /// control thread, before the engine goes to the render thread. Units without queues
+    /// have nothing to do (the default). Thread: control, while nothing renders the unit.
+    func handOverRenderThread()
 }
 
 extension RackUnit {
@@ -171,6 +178,7 @@ extension RackUnit {
     public func silenceHoldFrames(sampleRate: Double) -> Int {
         2 * latencyFrames + Int(min(tailSeconds, 60) * sampleRate)
     }
+    public func handOverRenderThread() {}
 }
 
 /// A unit's failure to prepare or to be made, with a message for the performer.

@@ -74,6 +74,11 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// parameter state takes its commands and MIDI's changes). Set before `start`.
     /// Thread: the switcher's thread.
     public var onTick: (@Sendable () -> Void)?
+    /// Whether a loaded rack renders one silent block here (then reset) before the render
+    /// thread gets it (`RenderEngine.warmUp`): its first block there then finds its memory
+    /// warm (the switch block measured 105–142 µs without, Benchmarks/latency/README.md).
+    /// True by default; false only to compare. Thread: the switcher's thread.
+    public var warmsNewRacks = true
     let registry: UnitRegistry
     let options: GraphCompiler.Options
     let log: @Sendable (String) -> Void
@@ -227,7 +232,9 @@ public final class PresetSwitcher: @unchecked Sendable {
         do {
             let rack = try RackFiles.readSong(setlist, index, registry: registry)
             let plan = try GraphCompiler(registry: registry).compile(rack, options: options)
-            guard player.submit(RenderEngine(plan: plan)) else {
+            let engine = RenderEngine(plan: plan)
+            if warmsNewRacks { engine.warmUp() }
+            guard player.submit(engine) else {
                 log("a switch is still in progress; \(entry.name) skipped")
                 return false
             }
