@@ -106,6 +106,7 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
     /// Per channel: keys down (entries of `sounding` that are set), and the sustain pedal.
     private let keysDown: UnsafeMutablePointer<Int16>
     private let sustainDown: UnsafeMutablePointer<Bool>
+    private let sostenutoDown: UnsafeMutablePointer<Bool>
     private var scratch: UnsafeMutablePointer<Float>
     private var scratchHalf = 64
     /// Frames rendered since prepare/reset, modulo 64 (FluidSynth's block grid).
@@ -138,6 +139,8 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
         keysDown.initialize(repeating: 0, count: 16)
         sustainDown = .allocate(capacity: 16)
         sustainDown.initialize(repeating: false, count: 16)
+        sostenutoDown = .allocate(capacity: 16)
+        sostenutoDown.initialize(repeating: false, count: 16)
         scratch = .allocate(capacity: 2 * scratchHalf)
         scratch.initialize(repeating: 0, count: 2 * scratchHalf)
     }
@@ -148,6 +151,7 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
         softPedal.deallocate()
         keysDown.deallocate()
         sustainDown.deallocate()
+        sostenutoDown.deallocate()
         scratch.deallocate()
     }
 
@@ -190,7 +194,15 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
     /// Thread: render, or control while not rendering.
     public var channelsHoldingNotes: UInt16 {
         var mask: UInt16 = 0
-        for ch in 0..<16 where keysDown[ch] > 0 || sustainDown[ch] { mask |= 1 << UInt16(ch) }
+        for ch in 0..<16 where keysDown[ch] > 0 || sustainDown[ch] || sostenutoDown[ch] { mask |= 1 << UInt16(ch) }
+        return mask
+    }
+
+    /// Channels with the sostenuto pedal down (bit c: channel c, 0-based). Thread: render,
+    /// or control while not rendering.
+    public var channelsWithSostenutoDown: UInt16 {
+        var mask: UInt16 = 0
+        for ch in 0..<16 where sostenutoDown[ch] { mask |= 1 << UInt16(ch) }
         return mask
     }
 
@@ -210,6 +222,7 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
         softPedal.update(repeating: false, count: 16)
         keysDown.update(repeating: 0, count: 16)
         sustainDown.update(repeating: false, count: 16)
+        sostenutoDown.update(repeating: false, count: 16)
         appliedReverb = -1
         appliedChorus = -1
         appliedTune = .nan
@@ -390,9 +403,11 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
             let c = m.controller
             if c == 67 { softPedal[ch] = m.value >= 64 }
             if c == 64 { sustainDown[ch] = m.value >= 64 }  // FluidSynth's threshold too
+            if c == 66 { sostenutoDown[ch] = m.value >= 64 }
             if c == 121 {
                 softPedal[ch] = false
                 sustainDown[ch] = false
+                sostenutoDown[ch] = false
             }
             if c >= 124 {
                 // Omni/mono/poly mode messages: FluidSynth's mono modes are not used; MIDI

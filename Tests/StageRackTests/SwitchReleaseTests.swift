@@ -103,6 +103,33 @@ final class SwitchReleaseTests: XCTestCase {
         XCTAssertEqual(run.player.tailsEnded.load(ordering: .relaxed), 1, "and its tail ended (−80 dBFS for 50 ms)")
     }
 
+    /// A note held only by the sostenuto pedal (CC 66: it latches the keys down when it is
+    /// pressed) on channel 6 ends at the switch too: all-notes-off alone leaves it (it rang
+    /// until the 15 s tail limit), so sostenuto-off is sent where that pedal is down.
+    func testANoteHeldOnlyByTheSostenutoPedalEndsAtASwitch() throws {
+        let run = Run(plan: try organPlan(), block: block)
+        let e4 = 329.63
+        run.send(.noteOn(channel: 5, note: 64, velocity: 100))
+        run.render(blocks: 10)
+        run.send(.controlChange(channel: 5, controller: 66, value: 127))  // latches E4
+        run.render(blocks: 2)
+        run.send(.noteOff(channel: 5, note: 64))  // E4 now held by the sostenuto pedal only
+        run.render(blocks: run.seconds(0.5))
+        XCTAssertEqual(run.synth.channelsHoldingNotes, 1 << 5)
+        XCTAssertEqual(run.synth.channelsWithSostenutoDown, 1 << 5)
+        let switchFrame = run.left.count
+        let eBefore = Measure.magnitude(at: e4, in: run.left[(switchFrame - 9600)..<switchFrame])
+        XCTAssertGreaterThan(eBefore, 1e-3, "E4 sounds (sostenuto down)")
+
+        let sentBefore = run.synth.controlChangesSent
+        XCTAssertTrue(run.player.submit(RenderEngine(plan: try organPlan())))
+        run.render(blocks: run.seconds(0.6))
+        XCTAssertEqual(run.synth.controlChangesSent - sentBefore, 3, "sustain-off, sostenuto-off and all-notes-off on channel 6")
+        let after = run.left[(switchFrame + 14400)..<(switchFrame + 24000)]
+        XCTAssertLessThan(Measure.magnitude(at: e4, in: after), eBefore * 0.01, "E4 ended")
+        XCTAssertEqual(run.player.tailsEnded.load(ordering: .relaxed), 1, "and the old rack's tail ended")
+    }
+
     /// Nothing sounding (a note played and released, the pedal pressed and lifted): the
     /// switch sends FluidSynth no controller message (each would scan all 256 voice slots).
     func testASwitchWithNothingHeldSendsFluidSynthNoController() throws {

@@ -388,28 +388,34 @@ public final class RenderEngine: @unchecked Sendable {
         return true
     }
 
-    /// Sends sustain-off and all-notes-off to every unit that plays MIDI, so held notes end
-    /// with their own release, and stops players and loopers (a 10 ms fade). A unit that
-    /// tracks its held notes (`UnitHeldNotes`: the synth) gets them only on the channels
-    /// with a key or the sustain pedal down, none when nothing is held; the others on all
-    /// 16. Returns the sustain-off and all-notes-off messages sent. Thread: render.
+    /// Sends sustain-off, sostenuto-off and all-notes-off to every unit that plays MIDI, so
+    /// held notes end with their own release (all-notes-off alone leaves the notes a pedal
+    /// holds), and stops players and loopers (a 10 ms fade). A unit that tracks its held
+    /// notes (`UnitHeldNotes`: the synth) gets them only on the channels with a key or a
+    /// pedal down (sostenuto-off only where that pedal is), none when nothing is held; the
+    /// others on all 16. Returns the messages sent. Thread: render.
     @discardableResult
     public func releaseAllNotes() -> Int {
         for t in transportStops { inject(.midi(UnitCommand.message(t.command, pressed: true), toUnit: t.unit)) }
         var sent = 0
         for k in 0..<noteHolders.count {
-            sent += releaseNotes(unit: noteHolderUnits[k], channels: noteHolders[k].channelsHoldingNotes)
+            let holder = noteHolders[k]
+            sent += releaseNotes(unit: noteHolderUnits[k], channels: holder.channelsHoldingNotes, sostenuto: holder.channelsWithSostenutoDown)
         }
-        for r in otherMIDIReceivers { sent += releaseNotes(unit: r, channels: 0xFFFF) }
+        for r in otherMIDIReceivers { sent += releaseNotes(unit: r, channels: 0xFFFF, sostenuto: 0xFFFF) }
         return sent
     }
 
-    /// Sustain-off and all-notes-off to `unit` on the channels set in `channels`; returns
-    /// the messages sent. Thread: render.
-    private func releaseNotes(unit r: Int, channels: UInt16) -> Int {
+    /// Sustain-off and all-notes-off to `unit` on the channels set in `channels`, and
+    /// sostenuto-off on those set in `sostenuto`; returns the messages sent. Thread: render.
+    private func releaseNotes(unit r: Int, channels: UInt16, sostenuto: UInt16) -> Int {
         var sent = 0
         for channel in 0..<16 where channels & (1 << UInt16(channel)) != 0 {
             inject(.midi(.controlChange(channel: channel, controller: 64, value: 0), toUnit: r))
+            if sostenuto & (1 << UInt16(channel)) != 0 {
+                inject(.midi(.controlChange(channel: channel, controller: 66, value: 0), toUnit: r))
+                sent += 1
+            }
             inject(.midi(.controlChange(channel: channel, controller: 123, value: 0), toUnit: r))
             sent += 2
         }
