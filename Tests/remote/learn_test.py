@@ -179,6 +179,13 @@ def test_watch_ignores_its_own_write():
     with open(rack_path, "w") as f:
         f.write(text.replace('"gain": -3.5', '"gain": -4'))
     play.wait_for("changed on disk: reloading", 10)
+    # The reloaded rack is a new generation: a page's command for the old one is refused.
+    # Wait until both pages have its whole state (vox gain -4) before the next test's sets.
+    def reloaded(m):
+        vox = [u for u in m["units"] if u["id"] == "vox"]
+        return bool(vox) and any(p["id"] == "gain" and p["value"] == -4 for p in vox[0]["params"])
+    for c in (a, b):
+        receive_until(c, "state", seconds=10, where=reloaded)
 
 
 def test_save_as_a_snapshot():
