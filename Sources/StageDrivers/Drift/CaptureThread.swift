@@ -25,7 +25,7 @@ import Glibc
 /// thread (counted in `xruns`; a new generation too); a card that is gone (`ENODEV`) is
 /// left, its error in `lostCode` for the audio thread to end the run with.
 ///
-/// Memory is allocated in `init` (control thread). The capture thread (`stagerack-capture`,
+/// Memory is allocated in `init` (control thread). The capture thread (`stagerack-capt`,
 /// SCHED_FIFO when allowed, one priority above the audio thread) never allocates, locks or
 /// logs. Thread: `init` control; `start`, `take`, `stop` the audio thread (the one that
 /// runs `LiveAudio.run`); the counters any.
@@ -109,7 +109,7 @@ public final class CaptureThread: @unchecked Sendable {
         playbackClock.restart()
         played = 0
         epoch = monotonicNanoseconds()
-        thread = try RealtimeThread(priority: 71, name: "stagerack-capture") { [self] in run() }
+        thread = try RealtimeThread(priority: 71, name: "stagerack-capt") { [self] in run() }
     }
 
     /// Stops the thread and the card and waits for it. Thread: audio.

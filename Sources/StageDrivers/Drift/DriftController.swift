@@ -4,12 +4,11 @@
 ///
 /// The measured quantity is the backlog, as zita-ajbridge and alsa_in measure it: the
 /// frames waiting in the capture ring and in the converter, plus those the capture device
-/// holds. It is read once a playback period, so it is quantised to the capture device's
-/// position steps (a USB packet, 1 ms; a whole period on some cards): the two clocks slip
-/// past each other, so that error is a slow sawtooth one step high. The latency therefore
-/// moves by up to one position step (0.14 ms over minutes with 1 ms steps, 1.2 ms with
-/// 256-frame steps: `DriftCompensationTests`). `snd_pcm_status`'s timestamp does not help:
-/// the kernel stamps the moment the pointer was last read, not when it last moved.
+/// has captured since its last block, by its `CardClock`'s line (a capture card read once a
+/// playback period instead, without a line, gives a backlog quantised to its position
+/// steps: a slow sawtooth the loop follows, ±2.1 ms with whole 256-frame periods). When
+/// the two cards' clocks are measured (`CardClock`s on both sides), their drift is fed
+/// forward (`measuredDrift`) and the loop below only corrects what that misses.
 ///
 /// The loop: the backlog's error from the target goes through two one-pole low-passes
 /// (`smoothingSeconds` each: the steps must not jerk the ratio, a jerk is a pitch wobble)
