@@ -69,6 +69,10 @@ public final class CaptureThread: @unchecked Sendable {
     private var line: CardClock.Snapshot
     private var playbackClock: CardClock
     private var played = 0
+    /// The ring is to be refilled to the target at the next `take` with a line: the streams
+    /// (re)started, and what the card captured meanwhile (a start can take a while) would
+    /// otherwise sit in the backlog for the loop to work off over minutes.
+    private var fresh = true
 
     /// - Parameter blockCount: periods the pool holds (besides the spare one).
     public init(source: any CaptureSource, sampleRate: Double, playbackPeriod: Int, blockCount: Int = 32) {
@@ -108,6 +112,7 @@ public final class CaptureThread: @unchecked Sendable {
         line = clock.snapshot
         playbackClock.restart()
         played = 0
+        fresh = true
         epoch = monotonicNanoseconds()
         thread = try RealtimeThread(priority: 71, name: "stagerack-capt") { [self] in run() }
     }
@@ -129,16 +134,20 @@ public final class CaptureThread: @unchecked Sendable {
         playbackClock.observe(time: time, position: Double(played))
         while let b = filled.pop() {
             if b.generation != takenGeneration {
-                drift.refill()
+                fresh = true
                 takenGeneration = b.generation
             }
-            drift.write(pool.bus(first: Int(b.index) * source.channels, channels: source.channels), frames: Int(b.frames))
+            if !fresh { drift.write(pool.bus(first: Int(b.index) * source.channels, channels: source.channels), frames: Int(b.frames)) }
             takenEnd = b.end
             line = b.clock
             _ = free.push(b.index)
         }
         guard line.valid else { return (0, nil) }
         let pending = min(max(line.position(at: time) - Double(takenEnd), 0), limit)
+        if fresh {
+            drift.refill(pendingFrames: pending)
+            fresh = false
+        }
         let p = playbackClock.snapshot
         return (pending, line.settled && p.settled ? p.secondsPerFrame / line.secondsPerFrame - 1 : nil)
     }
@@ -146,6 +155,7 @@ public final class CaptureThread: @unchecked Sendable {
     /// The playback stream restarted (an xrun): its line starts again. Thread: audio.
     public func playbackRestarted() {
         playbackClock.restart()
+        fresh = true
     }
 
     /// The capture thread's loop.
