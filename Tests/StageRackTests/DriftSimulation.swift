@@ -125,7 +125,7 @@ struct DriftSimulation {
             captureBuffer.slow.removeAll(keepingCapacity: true)
             result.minimumFill = min(result.minimumFill, compensator.fill)
             result.maximumFill = max(result.maximumFill, compensator.fill)
-            let pending = snapshot.valid ? min(max(snapshot.position(at: playWake) - Double(drained), 0), Double(4 * capturePeriod)) : 0
+            let pending = snapshot.valid ? min(max(snapshot.position(at: playWake) - Double(drained), 0), Double(capturePeriod + compensator.allowance + 2 * DriftCompensator.safetyFrames)) : 0
             playbackClock.observe(time: playWake, position: Double(k * playbackPeriod))
             let p = playbackClock.snapshot
             let measured = snapshot.settled && p.settled ? p.secondsPerFrame / snapshot.secondsPerFrame - 1 : nil

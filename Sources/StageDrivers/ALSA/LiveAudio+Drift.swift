@@ -70,7 +70,11 @@ extension LiveAudio {
         if let captureThread {
             let lost = captureThread.lostCode.load(ordering: .relaxed)
             if lost != 0 { throw ALSAError(function: "snd_pcm_readi", device: c.device, code: Int32(lost)) }
-            let taken = captureThread.take(into: drift, time: captureThread.now(), limit: Double(c.bufferFrames), played: periodFrames)
+            // No more pending than a chunk can bring (with room for the learning to see
+            // more): a card whose clock stalls against CLOCK_MONOTONIC and catches up (a
+            // VM's timer ticks) must not read as a backlog that is not there.
+            let limit = Double(c.periodFrames + drift.allowance + 2 * DriftCompensator.safetyFrames)
+            let taken = captureThread.take(into: drift, time: captureThread.now(), limit: limit, played: periodFrames)
             pending = taken.pending
             measured = taken.drift
         } else if let driftScratch {
