@@ -68,7 +68,7 @@ docs-test:
 # queue used by a second producer or consumer thread traps: the live stress test (20 s)
 # and the queue, player and live-path tests, the player unit's disk thread, the show
 # recorder's and the remote's threads, the LV2 worker's thread pair. Suppressions: Tests/tsan.supp (C libraries only).
-TSAN_TESTS := LV2WorkerPairTests|LV2WorkerTests|LiveStressTests|LivePathTests|SPSCQueueTests|RackPlayerTests|PresetSwitchingTests|SwitchReleaseTests|PlayerSwitchTests|PlayerStreamingTests|PlayerPlaybackTests|ShowRecorderTests|RemoteThreadsTests
+TSAN_TESTS := LV2WorkerPairTests|CaptureThreadTests|LV2WorkerTests|LiveStressTests|LivePathTests|SPSCQueueTests|RackPlayerTests|PresetSwitchingTests|SwitchReleaseTests|PlayerSwitchTests|PlayerStreamingTests|PlayerPlaybackTests|ShowRecorderTests|RemoteThreadsTests
 tsan:
 	@start=$$(date +%s); \
 	$(SWIFT) build -c release --build-tests --sanitize=thread -Xswiftc -DSTAGERACK_QUEUE_OWNER_TRAPS --scratch-path .build/tsan \

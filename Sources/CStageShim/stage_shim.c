@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "stage_shim.h"
 #include <stdint.h>
 
@@ -34,3 +35,13 @@ int stage_flush_to_zero_enabled(void) {
 void stage_enable_flush_to_zero(void) {}
 int stage_flush_to_zero_enabled(void) { return 0; }
 #endif
+
+#include <pthread.h>
+#include <string.h>
+
+int stage_name_thread(unsigned long thread, const char *name) {
+    char shortName[16];
+    strncpy(shortName, name, sizeof shortName - 1);
+    shortName[sizeof shortName - 1] = 0;
+    return pthread_setname_np((pthread_t)thread, shortName);
+}

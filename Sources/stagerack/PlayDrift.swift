@@ -15,9 +15,10 @@ extension LiveSession {
         let drift = try DriftCompensator.between(capture: capture, playback: playback)
         if log {
             let target = Int(drift.controller.targetBacklog.rounded())
+            let learnt = drift.capturePeriod == nil ? "" : ", plus what the card's chunks need (learnt in the first 4 s)"
             Log.info("drift compensation: capture \(capture.configuration.device) resampled to the clock of playback "
                      + "\(playback.configuration.device) (libsamplerate, medium quality); capture ring held at \(target) frames "
-                     + "(\(formatNumber((Double(target) / Double(playback.configuration.sampleRate) * 1e4).rounded() / 10)) ms more latency)")
+                     + "(\(formatNumber((Double(target) / Double(playback.configuration.sampleRate) * 1e4).rounded() / 10)) ms more latency\(learnt))")
         }
         return drift
     }

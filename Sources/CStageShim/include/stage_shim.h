@@ -17,4 +17,8 @@ typedef void (*stage_alsa_error_callback)(const char *file, int line, const char
 /// Thread: control, before the first ALSA call whose messages should be routed.
 void stage_alsa_route_errors(stage_alsa_error_callback callback);
 
+/// Names a thread (`pthread_setname_np`; at most 15 bytes are kept) as `ps -L` and
+/// `top -H` show it; returns 0 or an errno. Thread: any.
+int stage_name_thread(unsigned long thread, const char *name);
+
 #endif

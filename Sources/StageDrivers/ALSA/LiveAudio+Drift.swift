@@ -24,12 +24,15 @@ extension DriftCompensator {
     /// capture period plus one playback period (the backlog never runs dry between the
     /// capture card's position updates), its room eight targets or two capture buffers.
     /// Thread: control.
+    /// A capture card that keeps time is read by a `CaptureThread`: the target learns its
+    /// `allowance`.
     public static func between(capture: PCMStream, playback: PCMStream) throws(ALSAError) -> DriftCompensator {
         let c = capture.configuration
         let p = playback.configuration.periodFrames
         return try DriftCompensator(
             channels: c.channels, sampleRate: Double(c.sampleRate), targetBacklog: c.periodFrames + p, maxReadFrames: p,
-            capacityFrames: max(8 * (c.periodFrames + p), 2 * c.bufferFrames, 4096))
+            capacityFrames: max(8 * (c.periodFrames + p), 2 * c.bufferFrames, 4096),
+            capturePeriod: capture.keepsTime ? c.periodFrames : nil)
     }
 }
 
@@ -40,35 +43,53 @@ extension LiveAudio {
         return DriftReading(
             ppm: Double(bitPattern: driftPPMBits.load(ordering: .relaxed)),
             ratio: Double(bitPattern: driftRatioBits.load(ordering: .relaxed)),
-            shortFrames: driftShortFrames.load(ordering: .relaxed), droppedFrames: driftDroppedFrames.load(ordering: .relaxed))
+            shortFrames: driftShortFrames.load(ordering: .relaxed),
+            droppedFrames: driftDroppedFrames.load(ordering: .relaxed) + (captureThread?.droppedFrames.load(ordering: .relaxed) ?? 0))
     }
 
-    /// One period of input from a capture card with its own clock: everything it has
-    /// captured goes into the ring, then the period comes out resampled. The backlog the
-    /// controller steers counts what the card held when its status was read (captured
-    /// after the last read). A card that keeps no time (alsa-lib's
-    /// `file` plugin over `null`) gives frames without end: it is read only up to the
-    /// target, so it follows the playback clock. Never allocates. Thread: audio.
+    /// Starts `captureThread`, if any. Thread: audio, before its loop.
+    func startCaptureThread() throws(ALSAError) {
+        guard let captureThread else { return }
+        do {
+            try captureThread.start()
+        } catch {
+            throw ALSAError(function: "pthread_create (capture thread)", device: captureThread.source.deviceName, code: -11)
+        }
+    }
+
+    /// One period of input from a capture card with its own clock, through the ring.
+    /// A card that keeps time is read by `captureThread`: its blocks go into the ring, and
+    /// the backlog the controller steers counts what the card has captured since, by the
+    /// capture clock's line. A card that keeps no time (alsa-lib's `file` plugin over
+    /// `null`) gives frames without end: it is read here, only up to the target, so it
+    /// follows the playback clock. Never allocates. Thread: audio.
     func readDrifting(_ capture: PCMStream, through drift: DriftCompensator, into bus: AudioBus) throws(ALSAError) {
-        guard let driftScratch else { return }
         let c = capture.configuration
-        let scratch = driftScratch.bus(first: 0, channels: c.channels)
-        let clocked = captureKeepsTime
-        let target = Int(drift.controller.targetBacklog.rounded())
-        while true {
-            var n = capture.available()
-            if n < 0 { throw ALSAError(function: "snd_pcm_avail_update", device: c.device, code: Int32(n)) }
-            if !clocked { n = min(n, max(target - Int(drift.backlog(pendingFrames: 0).rounded(.down)), 0)) }
-            guard n > 0 else { break }
-            n = min(n, c.periodFrames)
-            try capture.read(into: scratch, frames: n)
-            drift.write(scratch, frames: n)
-        }
         var pending = 0.0
-        if clocked, let reading = capture.timestampedPosition() {
-            pending = Double(min(max(reading.position - capture.transferred, 0), c.periodFrames))
+        var measured: Double?
+        if let captureThread {
+            let lost = captureThread.lostCode.load(ordering: .relaxed)
+            if lost != 0 { throw ALSAError(function: "snd_pcm_readi", device: c.device, code: Int32(lost)) }
+            // No more pending than a chunk can bring (with room for the learning to see
+            // more): a card whose clock stalls against CLOCK_MONOTONIC and catches up (a
+            // VM's timer ticks) must not read as a backlog that is not there.
+            let limit = Double(c.periodFrames + drift.allowance + 2 * DriftCompensator.safetyFrames)
+            let taken = captureThread.take(into: drift, time: captureThread.now(), limit: limit, played: periodFrames)
+            pending = taken.pending
+            measured = taken.drift
+        } else if let driftScratch {
+            let scratch = driftScratch.bus(first: 0, channels: c.channels)
+            let target = Int(drift.controller.targetBacklog.rounded())
+            while true {
+                var n = capture.available()
+                if n < 0 { throw ALSAError(function: "snd_pcm_avail_update", device: c.device, code: Int32(n)) }
+                n = min(n, max(target - Int(drift.backlog(pendingFrames: 0).rounded(.down)), 0), c.periodFrames)
+                guard n > 0 else { break }
+                try capture.read(into: scratch, frames: n)
+                drift.write(scratch, frames: n)
+            }
         }
-        drift.read(into: bus, frames: periodFrames, pendingFrames: pending)
+        drift.read(into: bus, frames: periodFrames, pendingFrames: pending, measuredDrift: measured)
         driftPPMBits.store(drift.driftPPM.bitPattern, ordering: .relaxed)
         driftRatioBits.store(drift.ratio.bitPattern, ordering: .relaxed)
         driftShortFrames.store(drift.shortFrames, ordering: .relaxed)

@@ -51,6 +51,9 @@ public final class LiveAudio: @unchecked Sendable {
     let driftScratch: BusStorage?
     /// The capture device has a clock (not alsa-lib's `null` behind a `file` plugin).
     let captureKeepsTime: Bool
+    /// With `drift` and a capture device that keeps time: the thread that reads it, woken
+    /// by its periods (it owns the capture stream while `run` runs).
+    let captureThread: CaptureThread?
     /// The measured drift (ppm) and the resampling ratio, as Double bits.
     let driftPPMBits = Atomic<UInt64>(0)
     let driftRatioBits = Atomic<UInt64>(1.0.bitPattern)
@@ -106,10 +109,13 @@ public final class LiveAudio: @unchecked Sendable {
             if let drift {
                 self.drift = drift
                 driftScratch = BusStorage(bufferCount: capture.configuration.channels, maxFrames: capture.configuration.periodFrames)
+                captureThread = captureKeepsTime ? CaptureThread(
+                    source: capture, sampleRate: Double(capture.configuration.sampleRate), playbackPeriod: periodFrames) : nil
                 linked = false
             } else {
                 self.drift = nil
                 driftScratch = nil
+                captureThread = nil
                 linked = capture.link(playback)
             }
         } else {
@@ -118,6 +124,7 @@ public final class LiveAudio: @unchecked Sendable {
             linked = false
             self.drift = nil
             driftScratch = nil
+            captureThread = nil
         }
     }
 
@@ -134,7 +141,7 @@ public final class LiveAudio: @unchecked Sendable {
     /// Reads and resets the meters. Thread: any (one reader).
     public func status() -> Status {
         var s = Status(
-            xruns: xrunCount.load(ordering: .relaxed),
+            xruns: xrunCount.load(ordering: .relaxed) + (captureThread?.xruns.load(ordering: .relaxed) ?? 0),
             load: Float(bitPattern: loadBits.exchange(0, ordering: .relaxed)),
             peakIn: Float(bitPattern: peakInBits.exchange(0, ordering: .relaxed)),
             peakOut: Float(bitPattern: peakOutBits.exchange(0, ordering: .relaxed)),
@@ -149,8 +156,9 @@ public final class LiveAudio: @unchecked Sendable {
     }
 
     /// Starts both streams from silence: prepare, pre-fill playback, start (linked or one
-    /// after the other). Thread: audio.
+    /// after the other). Capture read by `captureThread` is that thread's. Thread: audio.
     func startStreams() throws(ALSAError) {
+        let capture = captureThread == nil ? capture : nil
         try playback.prepare()
         if let capture, !linked { try capture.prepare() }
         for _ in 0..<max(playback.configuration.periods, 1) { try playback.writeSilence(frames: periodFrames) }
@@ -167,8 +175,9 @@ public final class LiveAudio: @unchecked Sendable {
         xrunCount.add(1, ordering: .relaxed)
         player.clock.reset()  // the streams restart: a new line through new period times
         playback.drop()
-        capture?.drop()
+        if captureThread == nil { capture?.drop() }
         drift?.refill()
+        captureThread?.playbackRestarted()
         try startStreams()
     }
 
@@ -182,21 +191,24 @@ public final class LiveAudio: @unchecked Sendable {
         player.resetCurrent()  // the warm-up leaves no trace in the sound or the clock
         player.clock.reset()
         do {
+            try startCaptureThread()
             try startStreams()
         } catch {
+            captureThread?.stop()
             return .deviceLost(error)
         }
+        defer { captureThread?.stop() }
         let rate = Double(playback.configuration.sampleRate)
         let periodNanoseconds = Double(periodFrames) / rate * 1e9
         let pacedStart = monotonicNanoseconds()
         var frames = 0
         // Samples lost without an ALSA error: the capture's timestamps (else playback's).
         var lost = LostFrameDetector(sampleRate: rate, periodFrames: periodFrames)
-        let watched = capture ?? playback
+        let watched = captureThread == nil ? capture ?? playback : playback
         while true {
             if stopRequested.load(ordering: .relaxed) && player.isFadedOut { break }
             if let limit = frameLimit, frames >= limit {
-                capture?.drop()
+                if captureThread == nil { capture?.drop() }
                 playback.drain()  // everything rendered is heard
                 return .finished
             }
@@ -229,7 +241,8 @@ public final class LiveAudio: @unchecked Sendable {
                 framesDone.store(frames, ordering: .relaxed)
                 if isPaced { sleepUntil(pacedStart &+ UInt64(Double(frames) / rate * 1e9)) }
             } catch {
-                if error.isDeviceGone { return .deviceLost(error) }
+                // A capture card its thread could not bring back is lost too.
+                if error.isDeviceGone || captureThread?.lostCode.load(ordering: .relaxed) ?? 0 != 0 { return .deviceLost(error) }
                 lastXrunSide.store(error.device == playback.configuration.device ? 2 : 1, ordering: .relaxed)
                 lastXrunCode.store(Int(error.code), ordering: .relaxed)
                 lost.restart()
@@ -245,7 +258,7 @@ public final class LiveAudio: @unchecked Sendable {
             do { try playback.writeSilence(frames: periodFrames) } catch { break }
         }
         playback.drop()
-        capture?.drop()
+        if captureThread == nil { capture?.drop() }
         return .stopped
     }
 

@@ -1,3 +1,4 @@
+import CStageShim
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,8 +17,9 @@ public final class RealtimeThread: @unchecked Sendable {
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
-    /// Runs `body` on a new thread at SCHED_FIFO `priority` (1…99) if permitted.
-    public init(priority: Int32 = 70, body: @escaping () -> Void) throws {
+    /// Runs `body` on a new thread at SCHED_FIFO `priority` (1…99) if permitted, named
+    /// `name` (at most 15 bytes: `ps -L`, `top -H`) when given.
+    public init(priority: Int32 = 70, name: String? = nil, body: @escaping () -> Void) throws {
         box = Box(body)
         let context = Unmanaged.passRetained(box).toOpaque()
         let entry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { raw in
@@ -35,6 +37,7 @@ public final class RealtimeThread: @unchecked Sendable {
         pthread_attr_setschedparam(&attr, &param)
         var result = pthread_create(&thread, &attr, entry, context)
         if result == 0 {
+            if let name { _ = stage_name_thread(UInt(thread), name) }
             isRealtime = true
             refusal = nil
         } else {
@@ -45,6 +48,7 @@ public final class RealtimeThread: @unchecked Sendable {
                 throw ThreadError(message: "pthread_create failed: \(String(cString: strerror(result)))")
             }
             isRealtime = false
+            if let name { _ = stage_name_thread(UInt(thread), name) }
             refusal = "SCHED_FIFO refused (\(reason)); running at normal priority. Grant it with "
                 + "LimitRTPRIO= / CAP_SYS_NICE (systemd) or an rtprio limit in /etc/security/limits.d"
         }

@@ -33,6 +33,20 @@ public final class DriftCompensator: @unchecked Sendable {
     /// was full.
     public private(set) var shortFrames = 0
     public private(set) var droppedFrames = 0
+    /// The target without `allowance`: the one `init` was given plus the lookahead.
+    public let baseTarget: Int
+    /// With `capturePeriod`: the pending frames (captured, not yet handed over) may exceed
+    /// a capture period by this much, as measured over the first `learningFrames` played
+    /// (a card whose position moves in steps hands its frames over in chunks of up to a
+    /// period plus a step, and the wake-ups are late by their jitter): the target holds
+    /// that much more (and `safetyFrames`), so the ring does not run dry before the next chunk.
+    public private(set) var allowance = 0
+    public let capturePeriod: Int?
+    /// Added to what the pending frames were seen to need: the backlog moves by some tens of
+    /// frames while the loop follows a change of the clocks (a 200 ppm step: 30).
+    public static let safetyFrames = 32
+    public let learningFrames: Int
+    private var learnt = 0
     /// The ratio given to libsamplerate for the last read.
     public private(set) var ratio = 1.0
     /// Frames handed to libsamplerate since the last refill, and the input position (in
@@ -65,12 +79,17 @@ public final class DriftCompensator: @unchecked Sendable {
     ///     converter's lookahead which is added (`Quality.lookaheadFrames`): the latency
     ///     the compensation adds is their sum.
     ///   - maxReadFrames: the longest `read` (the playback period).
+    ///   - capturePeriod: the capture card's period when `read`'s pending frames come from
+    ///     a capture thread (`CaptureThread`): `allowance` is learnt; nil: not.
     public init(channels: Int, sampleRate: Double, targetBacklog: Int, maxReadFrames: Int, capacityFrames: Int? = nil,
-                quality: Quality = .medium, bandwidthHz: Double = 0.02) throws(ALSAError) {
+                quality: Quality = .medium, bandwidthHz: Double = 0.02, capturePeriod: Int? = nil) throws(ALSAError) {
+        self.capturePeriod = capturePeriod
+        learningFrames = Int(4 * sampleRate)
         self.channels = max(channels, 1)
         self.maxReadFrames = maxReadFrames
         self.capacityFrames = capacityFrames ?? max(8 * targetBacklog, 4 * maxReadFrames, 4096)
-        controller = DriftController(targetBacklog: Double(targetBacklog + quality.lookaheadFrames), sampleRate: sampleRate, bandwidthHz: bandwidthHz)
+        baseTarget = targetBacklog + quality.lookaheadFrames
+        controller = DriftController(targetBacklog: Double(baseTarget), sampleRate: sampleRate, bandwidthHz: bandwidthHz)
         var error: Int32 = 0
         guard let c = src_new(quality.rawValue, Int32(self.channels), &error) else {
             throw ALSAError(function: "src_new (\(String(cString: src_strerror(error))))", device: "drift compensation", code: -22)
@@ -95,14 +114,15 @@ public final class DriftCompensator: @unchecked Sendable {
     /// The measured drift (capture against playback), in ppm.
     public var driftPPM: Double { controller.driftPPM }
 
-    /// Empties the ring to `targetBacklog` frames of silence and resets the converter and
-    /// the loop's error (the drift it learnt is kept): a stream restart (xrun).
-    public func refill() {
+    /// Empties the ring to `targetBacklog` frames of silence (less `pendingFrames`, which
+    /// the capture card holds) and resets the converter and the loop's error (the drift it
+    /// learnt is kept): a stream restart (xrun).
+    public func refill(pendingFrames: Double = 0) {
         src_reset(converter)
         given = 0
         position = 0
         start = 0
-        end = Int(controller.targetBacklog.rounded())
+        end = max(Int((controller.targetBacklog - pendingFrames).rounded()), 0)
         ring.update(repeating: 0, count: end * channels)
         controller.restart()
     }
@@ -138,8 +158,10 @@ public final class DriftCompensator: @unchecked Sendable {
     /// controller chooses for the backlog with `pendingFrames` (those the capture device
     /// has captured and not yet handed over: its avail, and the frames since its last
     /// position update by the timestamp).
-    public func read(into bus: AudioBus, frames: Int, pendingFrames: Double) {
-        let correction = controller.update(backlog: backlog(pendingFrames: pendingFrames), frames: frames)
+    /// `measuredDrift`: the drift the two cards' clocks measure, when known (fed forward).
+    public func read(into bus: AudioBus, frames: Int, pendingFrames: Double, measuredDrift: Double? = nil) {
+        if let capturePeriod, learnt < learningFrames { learn(pendingFrames, capturePeriod: capturePeriod, frames: frames) }
+        let correction = controller.update(backlog: backlog(pendingFrames: pendingFrames), frames: frames, measuredDrift: measuredDrift)
         ratio = 1 / (1 + correction)
         src_set_ratio(converter, ratio)  // a step, not a ramp over the block: `position` stays exact
         var made = 0
@@ -168,8 +190,23 @@ public final class DriftCompensator: @unchecked Sendable {
         for c in channels..<max(bus.channelCount, channels) { bus[c].update(repeating: 0, count: frames) }
         if made < frames {
             shortFrames += frames - made
-            refill()
+            refill(pendingFrames: pendingFrames + Double(frames))  // the target is the backlog before a read
         }
+    }
+
+    /// Raises `allowance` to what `pending` needs, and puts the frames it adds into the
+    /// ring as silence at once (in the first seconds only: the loop would take a minute).
+    private func learn(_ pending: Double, capturePeriod: Int, frames: Int) {
+        learnt += frames
+        let excess = min(Int(pending.rounded(.up)) - capturePeriod + Self.safetyFrames, capturePeriod)
+        guard excess > allowance else { return }
+        let added = excess - allowance
+        allowance = excess
+        controller.setTarget(Double(baseTarget + allowance))
+        if end + added > capacityFrames { compact() }
+        guard end + added <= capacityFrames else { return }
+        (ring + end * channels).update(repeating: 0, count: added * channels)
+        end += added
     }
 
     /// Moves the ring's contents to its beginning.

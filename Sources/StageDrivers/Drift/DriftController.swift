@@ -4,12 +4,11 @@
 ///
 /// The measured quantity is the backlog, as zita-ajbridge and alsa_in measure it: the
 /// frames waiting in the capture ring and in the converter, plus those the capture device
-/// holds. It is read once a playback period, so it is quantised to the capture device's
-/// position steps (a USB packet, 1 ms; a whole period on some cards): the two clocks slip
-/// past each other, so that error is a slow sawtooth one step high. The latency therefore
-/// moves by up to one position step (0.14 ms over minutes with 1 ms steps, 1.2 ms with
-/// 256-frame steps: `DriftCompensationTests`). `snd_pcm_status`'s timestamp does not help:
-/// the kernel stamps the moment the pointer was last read, not when it last moved.
+/// has captured since its last block, by its `CardClock`'s line (a capture card read once a
+/// playback period instead, without a line, gives a backlog quantised to its position
+/// steps: a slow sawtooth the loop follows, ±2.1 ms with whole 256-frame periods). When
+/// the two cards' clocks are measured (`CardClock`s on both sides), their drift is fed
+/// forward (`measuredDrift`) and the loop below only corrects what that misses.
 ///
 /// The loop: the backlog's error from the target goes through two one-pole low-passes
 /// (`smoothingSeconds` each: the steps must not jerk the ratio, a jerk is a pitch wobble)
@@ -22,7 +21,7 @@
 ///
 /// A plain value, no allocation. Thread: audio (the one owner).
 public struct DriftController: Sendable {
-    public let targetBacklog: Double
+    public private(set) var targetBacklog: Double
     public let sampleRate: Double
     let kp: Double
     let ki: Double
@@ -30,8 +29,12 @@ public struct DriftController: Sendable {
     /// The low-passed backlog error (frames).
     public private(set) var error: Double = 0
     private var firstStage: Double = 0
-    /// The integral term: the measured drift (capture rate / playback rate - 1).
+    /// The integral term: the measured drift (capture rate / playback rate - 1), or what
+    /// `measured` misses of it once that is known.
     public private(set) var drift: Double = 0
+    /// The drift measured from the two cards' clocks (`CardClock`), fed forward: the
+    /// ratio follows a change of the clocks within seconds instead of the loop's minute.
+    public private(set) var measured: Double?
     /// The consumption rate's offset from 1 that the last update chose.
     public private(set) var correction: Double = 0
     private var started = false
@@ -50,14 +53,18 @@ public struct DriftController: Sendable {
     }
 
     /// The capture rate's measured offset from the playback rate, in parts per million.
-    public var driftPPM: Double { drift * 1e6 }
+    public var driftPPM: Double { (drift + (measured ?? 0)) * 1e6 }
 
     /// The ratio libsamplerate is given (output frames per input frame).
     public var resamplingRatio: Double { 1 / (1 + correction) }
 
-    /// The backlog before the next `frames` played frames are produced; returns the
-    /// consumption rate offset to use for them.
-    public mutating func update(backlog: Double, frames: Int) -> Double {
+    /// The backlog before the next `frames` played frames are produced, and the drift the
+    /// clocks measure if they do; returns the consumption rate offset to use for them.
+    public mutating func update(backlog: Double, frames: Int, measuredDrift: Double? = nil) -> Double {
+        if let m = measuredDrift {
+            let bounded = min(max(m, -0.005), 0.005)
+            measured = bounded
+        }
         let e = backlog - targetBacklog
         let n = Double(frames)
         if !started {
@@ -73,8 +80,13 @@ public struct DriftController: Sendable {
         // The clocks of two sound cards differ by far less than 1 % (crystals: ±100 ppm);
         // the bound keeps a wild reading (a stalled device) from steering the pitch audibly.
         drift = min(max(drift, -0.005), 0.005)
-        correction = min(max(drift + kp * error, -0.01), 0.01)
+        correction = min(max((measured ?? 0) + drift + kp * error, -0.01), 0.01)
         return correction
+    }
+
+    /// Holds the backlog at `target` from now on (the error and the drift are kept).
+    public mutating func setTarget(_ target: Double) {
+        targetBacklog = target
     }
 
     /// Forgets the error (the ring was refilled to the target); the drift is kept.
