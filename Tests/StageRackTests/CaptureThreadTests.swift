@@ -1,3 +1,4 @@
+import CAllocCounter
 import Foundation
 import StageCore
 import StageDrivers
@@ -69,28 +70,34 @@ final class CaptureThreadTests: XCTestCase {
     /// Runs `card` for `seconds` with an audio thread taking 128-frame periods; returns the
     /// compensator, the frames the ring received in order (its last sample checked against
     /// the count), and the thread.
-    func run(_ card: SimulatedCaptureCard, seconds: Double) throws -> (DriftCompensator, CaptureThread, pendings: [Double]) {
+    /// The audio thread's side (`take`, the compensator's `read`) is counted for heap
+    /// allocations after its first half second (`allocations`; -1 without glibc).
+    func run(_ card: SimulatedCaptureCard, seconds: Double) throws -> (DriftCompensator, CaptureThread, pendings: [Double], allocations: Int64) {
         let drift = try DriftCompensator(channels: 1, sampleRate: 48000, targetBacklog: 384, maxReadFrames: 128, capturePeriod: 256)
         let thread = CaptureThread(source: card, sampleRate: 48000, playbackPeriod: 128)
         let out = BusStorage(bufferCount: 1, maxFrames: 128)
         try thread.start()
         var pendings: [Double] = []
         let periods = Int(seconds * 48000 / 128)
+        pendings.reserveCapacity(periods)
+        let counted = alloc_counter_available() != 0
         let start = monotonicNanoseconds()
         for k in 0..<periods {
+            if counted && k == 188 { alloc_counter_start() }  // after 0.5 s
             sleepUntilNanoseconds(start &+ UInt64(Double(k * 128) / 48000 * 1e9))
             let taken = thread.take(into: drift, time: thread.now(), limit: 2048, played: 128)
             pendings.append(taken.pending)
             drift.read(into: out.bus(first: 0, channels: 1), frames: 128, pendingFrames: taken.pending, measuredDrift: taken.drift)
         }
+        let allocations = counted ? alloc_counter_stop() : -1
         XCTAssertTrue(threadNames().contains("stagerack-capt"), "the capture thread is named: \(threadNames())")
         thread.stop()
-        return (drift, thread, pendings)
+        return (drift, thread, pendings, allocations)
     }
 
     func testBlocksArriveAndTheCardsClockIsMeasured() throws {
         let card = SimulatedCaptureCard(periodFrames: 256, rate: 48000, ppm: 5000, step: 256)
-        let (drift, thread, pendings) = try run(card, seconds: 3)
+        let (drift, thread, pendings, allocations) = try run(card, seconds: 3)
         print(String(format: "simulated card +5000 ppm, 256-frame steps: %d frames read, capture clock %.0f ppm against CLOCK_MONOTONIC, "
             + "pending %.0f…%.0f frames, drift %.0f ppm, xruns %d, dropped %d", card.read, thread.ratePPM, pendings.min()!,
             pendings.max()!, drift.driftPPM, thread.xruns.load(ordering: .relaxed), thread.droppedFrames.load(ordering: .relaxed)))
@@ -98,6 +105,7 @@ final class CaptureThreadTests: XCTestCase {
         XCTAssertEqual(thread.xruns.load(ordering: .relaxed), 0)
         XCTAssertEqual(thread.droppedFrames.load(ordering: .relaxed), 0)
         XCTAssertEqual(thread.lostCode.load(ordering: .relaxed), 0)
+        if allocations >= 0 { XCTAssertEqual(allocations, 0, "the audio thread's take and read allocate nothing") }
         XCTAssertGreaterThanOrEqual(pendings.min()!, 0)
         XCTAssertLessThanOrEqual(pendings.max()!, 2048)
         // Measured against the machine's clock: the simulated card runs 5000 ppm fast of it
@@ -107,7 +115,8 @@ final class CaptureThreadTests: XCTestCase {
 
     func testAnXrunIsRecoveredOnTheCaptureThread() throws {
         let card = SimulatedCaptureCard(periodFrames: 256, rate: 48000, ppm: 0, step: 48, xrunAt: 24000)
-        let (_, thread, _) = try run(card, seconds: 1.5)
+        let (_, thread, _, allocations) = try run(card, seconds: 1.5)
+        if allocations >= 0 { XCTAssertEqual(allocations, 0, "nor while the capture thread recovers an xrun") }
         XCTAssertEqual(thread.xruns.load(ordering: .relaxed), 1)
         XCTAssertEqual(thread.lostCode.load(ordering: .relaxed), 0)
         XCTAssertGreaterThan(card.read, 48000, "reading went on after the xrun")
