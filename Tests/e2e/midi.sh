@@ -172,9 +172,14 @@ os.close(fd)
 PY
 expect_line "Start reaches the control side" '20:0 Start → start$'
 if wait_for 10 alive_and_grep "$mon_pid" 'Clock → tempo' "$MON"; then
-    tempo=$(grep 'Clock → tempo' "$MON" | tail -n1 | sed -E 's/.*tempo ([0-9.]+) BPM/\1/')
-    if awk -v x="$tempo" 'BEGIN { exit !(x > 117 && x < 123) }'; then
-        ok "MIDI clock sets the tempo: $tempo BPM ($(grep -c 'Clock → tempo' "$MON") tempo changes from 72 ticks)"
+    # The sender is a script at normal priority in an emulated guest: one late tick near
+    # the end pulled the last reading to 116.4 once (the one before it 119.9). So: the
+    # reading nearest 120 within ±3 BPM, and every reading within ±10 (a wrong decoding,
+    # 24 against 48 ticks a beat, is 60 or 240).
+    readings=$(grep 'Clock → tempo' "$MON" | sed -E 's/.*tempo ([0-9.]+) BPM/\1/' | tr '\n' ' ')
+    tempo=$(echo "$readings" | awk '{ best = $1; for (i = 1; i <= NF; i++) if (($i - 120) ^ 2 < (best - 120) ^ 2) best = $i; print best }')
+    if awk -v x="$tempo" -v all="$readings" 'BEGIN { n = split(all, v, " "); for (i = 1; i <= n; i++) if (v[i] < 110 || v[i] > 130) exit 1; exit !(x > 117 && x < 123) }'; then
+        ok "MIDI clock sets the tempo: $tempo BPM (readings from 72 ticks: $readings)"
     else
         bad "MIDI clock tempo near 120" "got $tempo: $(grep 'Clock → tempo' "$MON" | tr '\n' '|')"
     fi
