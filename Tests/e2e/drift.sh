@@ -10,6 +10,10 @@
 # kept), the xruns (TCG on a busy host). Periods of 1024 frames (E2E_DRIFT_PERIOD): under
 # TCG on a loaded host 256-frame periods xrun continuously. About 80 s of VM time.
 #   Tests/e2e/drift.sh              on the host: boots the VM, runs itself inside
+# Not in `make e2e`: it has not passed, and under TCG snd-aloop is no clock to test it with
+# (the shifted cable measured +5.7 to +48.6 ppm against the other, not +100, and each
+# cable's position wanders ±1,000 frames against the guest's clock: aloop-clock.sh,
+# Tests/e2e/README.md).
 # Last line: "N passed, N failed".
 set -euo pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
