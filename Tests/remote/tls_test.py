@@ -41,7 +41,17 @@ ORIGIN = "https://127.0.0.1:%d" % web_port
 
 
 def wss():
-    return connect("wss://127.0.0.1:%d/" % web_port, origin=ORIGIN, ssl=trusting, open_timeout=5, close_timeout=2)
+    # Once in about ten CI runs the opening handshake right after the untrusted-certificate
+    # test timed out (5 s, machine otherwise idle; not reproduced in 6 runs alone). Not
+    # understood: a second attempt is made and the first one's timeout printed, so it stays
+    # visible in the log without failing everyone's CI (the session's closing note says so).
+    for attempt in (1, 2):
+        try:
+            return connect("wss://127.0.0.1:%d/" % web_port, origin=ORIGIN, ssl=trusting, open_timeout=5, close_timeout=2)
+        except TimeoutError as e:
+            if attempt == 2:
+                raise
+            print("note: a WSS opening handshake timed out (%s); trying once more" % e, flush=True)
 
 
 def login(c):
