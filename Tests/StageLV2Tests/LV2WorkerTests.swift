@@ -153,15 +153,7 @@ final class LV2WorkerTests: XCTestCase {
         func play(warm: Bool) throws -> (out: [Float], dropped: UInt64) {
             let plan = try Self.plan(Self.rack(state: Self.irState), settle: true)
             let engine = RenderEngine(plan: plan)
-            if warm {
-                let done = DispatchSemaphore(value: 0)
-                let control = Thread {
-                    engine.warmUp()
-                    done.signal()
-                }
-                control.start()
-                done.wait()
-            }
+            if warm { runOnAnotherThread { engine.warmUp() } }
             nonisolated(unsafe) var out: [Float] = []
             let rendered = DispatchSemaphore(value: 0)
             let render = Thread {

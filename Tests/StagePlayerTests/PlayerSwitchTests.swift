@@ -45,15 +45,7 @@ final class PlayerSwitchTests: XCTestCase {
         func play(warm: Bool) throws -> [Float] {
             let player = RackPlayer(engine: RenderEngine(plan: try PlayerRacks.plan(silent, block: 256)))
             let next = RenderEngine(plan: try PlayerRacks.plan(PlayerRacks.text(file: dir + "/tone.wav", settings: "\"startOnLoad\": true"), block: 256))
-            if warm {
-                let done = DispatchSemaphore(value: 0)
-                let control = Thread {
-                    next.warmUp()
-                    done.signal()
-                }
-                control.start()
-                done.wait()
-            }
+            if warm { runOnAnotherThread { next.warmUp() } }
             let storage = BusStorage(bufferCount: 3, maxFrames: 256)
             var out: [Float] = []
             for k in 0..<(48000 * 3 / 256) {

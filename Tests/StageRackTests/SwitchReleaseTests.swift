@@ -200,15 +200,7 @@ final class SwitchReleaseTests: XCTestCase {
             run.render(blocks: 100, voice: voice)
             let next = try RackFiles.load(path, registry: Fixtures.registry, options: options)
             let engine = RenderEngine(plan: next)
-            if warm {
-                let done = DispatchSemaphore(value: 0)
-                let control = Thread {
-                    engine.warmUp()
-                    done.signal()
-                }
-                control.start()
-                done.wait()
-            }
+            if warm { runOnAnotherThread { engine.warmUp() } }
             let switchFrame = run.left.count
             XCTAssertTrue(run.player.submit(engine))
             run.render(blocks: 20, voice: voice)
