@@ -31,8 +31,14 @@ let package = Package(
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
         // LV2: installed LV2 plugins as units, hosted through lilv.
         .target(name: "StageLV2", dependencies: ["StageCore", "CLilv", "CLV2Host"]),
-        // Drivers: ALSA live audio, audio files (libsndfile, libsamplerate), the offline renderer.
-        .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
+        // Control: what is not real time and not I/O: rack and setlist files, the one rack
+        // loader, the preset switcher (the control thread), the MIDI router (the MIDI thread's
+        // work once a message is decoded). Pure Swift.
+        .target(name: "StageControl", dependencies: ["StageCore"]),
+        // Drivers, grouped by what they are: AudioIO (ALSA PCM, drift, latency), MIDIIO (the
+        // ALSA sequencer, a pipe), Files (audio files through libsndfile and libsamplerate,
+        // the offline renderer, the show recorder).
+        .target(name: "StageDrivers", dependencies: ["StageCore", "StageControl", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
         // Player: the `player` unit (backing tracks streamed from disk: libsndfile, libsamplerate).
         .target(name: "StagePlayer", dependencies: ["StageCore", "CSndFile", "CSampleRate"]),
@@ -42,7 +48,7 @@ let package = Package(
         .target(name: "StageService", dependencies: ["StageCore"]),
         // Remote: the parameter state the control thread owns (MIDI, OSC and the web page
         // change and observe it), the servers' commands and what they show. Pure Swift.
-        .target(name: "StageRemote", dependencies: ["StageCore", "StageDrivers"]),
+        .target(name: "StageRemote", dependencies: ["StageCore", "StageControl"]),
         // OSC: the remote's address space on UDP, messages through liblo.
         .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
         // Web: the page and its WebSocket, through libwebsockets, on a thread of its own.
@@ -51,41 +57,41 @@ let package = Package(
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageDrivers", "StageService", "CStageShim", "StagePlayer", "StageRemote", "StageOSC", "StageWeb"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageControl", "StageDrivers", "StageService", "CStageShim", "StagePlayer", "StageRemote", "StageOSC", "StageWeb"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
         .executableTarget(
             name: "stagerack-bench",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageDrivers", "CAllocCounter", "CStageShim"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageControl", "StageDrivers", "CAllocCounter", "CStageShim"]),
 
         // Measurements shared by the tests (levels, frequencies, onsets).
         .target(name: "StageTestSupport"),
 
-        .testTarget(name: "StageCoreTests", dependencies: ["StageCore", "StageTestSupport"]),
+        .testTarget(name: "StageCoreTests", dependencies: ["StageCore", "StageControl", "StageTestSupport"]),
         .testTarget(name: "StageUnitsTests", dependencies: ["StageCore", "StageUnits", "StageTestSupport", "CAllocCounter"]),
         // Whole-rack tests: rack files and their errors, offline renders, allocation counts.
         .testTarget(
             name: "StageRackTests",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter", "StagePlayer"]),
+            dependencies: ["StageCore", "StageControl", "StageUnits", "StageSynth", "StageDrivers", "StageTestSupport", "CAllocCounter", "StagePlayer"]),
         // The lv2 unit against lv2apply, x42 fil4's response, bad plugins, allocations.
         .testTarget(
             name: "StageLV2Tests",
-            dependencies: ["StageCore", "StageUnits", "StageLV2", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
+            dependencies: ["StageCore", "StageControl", "StageUnits", "StageLV2", "StageDrivers", "StageTestSupport", "CAllocCounter"]),
         .testTarget(
             name: "StageSynthTests", dependencies: ["StageCore", "StageSynth", "StageTestSupport", "CAllocCounter"]),
         // The service: settings precedence, device wait, log format, meters, install plan, and
         // the `stagerack` binary itself (play through alsa-lib's file plugin, install-service,
         // the systemd unit through systemd-analyze, the C shims for aarch64).
-        .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageService", "StageDrivers"]),
+        .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageControl", "StageService", "StageDrivers"]),
         // The player unit: streaming, transport, loops, underruns (files made by the tests).
         .testTarget(
             name: "StagePlayerTests",
-            dependencies: ["StageCore", "StagePlayer", "StageUnits", "StageDrivers", "StageTestSupport", "CAllocCounter", "CSndFile"]),
+            dependencies: ["StageCore", "StageControl", "StagePlayer", "StageUnits", "StageDrivers", "StageTestSupport", "CAllocCounter", "CSndFile"]),
         // The remote: parameter state, commands, MIDI and remote changes meeting on the
         // control thread.
         .testTarget(
-            name: "StageRemoteTests", dependencies: ["StageCore", "StageUnits", "StageDrivers", "StageRemote", "StageOSC", "StageService", "StageTestSupport"]),
+            name: "StageRemoteTests", dependencies: ["StageCore", "StageControl", "StageUnits", "StageDrivers", "StageRemote", "StageOSC", "StageService", "StageTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

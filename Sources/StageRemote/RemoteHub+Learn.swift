@@ -1,5 +1,5 @@
 import StageCore
-import StageDrivers
+import StageControl
 
 /// MIDI learn from the page, on the control thread: a page asks to learn `unit.param`
 /// (`RemoteCommand.learn`), the MIDI thread copies what comes in (`MIDIRouter.learnMessages`,

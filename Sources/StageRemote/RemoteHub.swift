@@ -1,5 +1,5 @@
 import StageCore
-import StageDrivers
+import StageControl
 import Synchronization
 
 /// The remote's side of the control thread: it owns the one `ParameterState` that MIDI,

@@ -1,4 +1,5 @@
 import StageCore
+import StageControl
 import StageDrivers
 
 #if canImport(Glibc)

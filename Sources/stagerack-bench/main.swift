@@ -1,5 +1,6 @@
 import CStageShim
 import StageCore
+import StageControl
 import StageDrivers
 import StageUnits
 

@@ -1,4 +1,5 @@
 import StageCore
+import StageControl
 import StageDrivers
 
 /// `stagerack graph`: the rack as a Graphviz DOT digraph.

@@ -1,5 +1,6 @@
 import Foundation
 import StageCore
+import StageControl
 import StageDrivers
 
 /// `stagerack learn`: the mapping entry for the next control moved.

@@ -1,4 +1,5 @@
 import StageCore
+import StageControl
 import StageDrivers
 
 /// `stagerack validate`: checks rack files and prints every problem with its place.

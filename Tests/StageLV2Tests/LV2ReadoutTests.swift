@@ -1,4 +1,5 @@
 import StageCore
+import StageControl
 import StageDrivers
 import StageLV2
 import StageTestSupport

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import CAllocCounter
 import StageCore
+import StageControl
 import StageDrivers
 import StageSynth
 import StageTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import StageCore
+import StageControl
 import StageDrivers
 import StageTestSupport
 import XCTest

@@ -23,5 +23,3 @@ extension LiveMIDI {
     public var messagesReceived: Int { router.messagesReceived }
     public var engineEventsDropped: Int { router.engineEventsDropped }
 }
-
-extension MIDIInput: LiveMIDI {}

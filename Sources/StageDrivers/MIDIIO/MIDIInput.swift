@@ -1,25 +1,11 @@
 import CALSA
 import StageCore
+import StageControl
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// One message as the MIDI thread saw it, for monitors: what came in, from where, and
-/// what the mapper made of it (one record per outcome). Thread: any (a value).
-@frozen
-public struct MIDIMonitorRecord: Sendable, BitwiseCopyable {
-    public var message: MIDIMessage
-    /// Monotonic seconds at arrival.
-    public var seconds: Double
-    /// The sending port, or −1 for outcomes of time passing (a 14-bit half completed).
-    public var sourceClient: Int16
-    public var sourcePort: Int16
-    public var outcome: MappingOutcome
-    /// False for the second and later outcomes of the same message.
-    public var isFirst: Bool
-}
 
 /// The rack's live MIDI input: an ALSA sequencer client (`StageRack`, ports `in` and
 /// `out`) that connects to the controllers the rack names, follows hotplug, decodes
@@ -348,3 +334,5 @@ public final class MIDIInput: @unchecked Sendable {
         connected.withLock { $0 = names }
     }
 }
+
+extension MIDIInput: LiveMIDI {}

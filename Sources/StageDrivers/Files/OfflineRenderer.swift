@@ -1,5 +1,6 @@
 import CStageShim
 import StageCore
+import StageControl
 
 #if canImport(Glibc)
 import Glibc
