@@ -78,9 +78,16 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// thread gets it (`RenderEngine.warmUp`): its first block there then finds its memory
     /// warm (the switch block measured 105–142 µs without, Benchmarks/latency/README.md).
     /// True by default; false only to compare. Thread: the switcher's thread.
-    public var warmsNewRacks = true
-    let registry: UnitRegistry
-    let options: GraphCompiler.Options
+    public var warmsNewRacks: Bool {
+        get { loader.warms }
+        set { loader.warms = newValue }
+    }
+    /// How every rack is made ready (the same as the first rack of the run). Thread: the switcher's.
+    public private(set) var loader: RackLoader
+    /// The engine most recently handed to the player (the first: the player's own at
+    /// `init`): a panic's parked units are reset through it. Released only here. Thread:
+    /// the switcher's thread.
+    public private(set) var currentEngine: RenderEngine
     let log: @Sendable (String) -> Void
 
     let pending = Locked<Request?>(nil)
@@ -91,7 +98,7 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// The most loads ever in flight at once (for tests: must stay 1).
     public let maxLoadsInFlight = Atomic<Int>(0)
     public let loadsCompleted = Atomic<Int>(0)
-    var thread: Thread?
+    var thread: StageThread?
 
     /// `firstPlan` is the plan already playing (entry `index` of `setlist`).
     public init(
@@ -106,8 +113,8 @@ public final class PresetSwitcher: @unchecked Sendable {
         transportList.withLock { $0 = UnitTransportReading.all(in: firstPlan) }
         readoutList.withLock { $0 = UnitReadoutReading.all(in: firstPlan) }
         mapper = MIDIMapper(plan: firstPlan, presetsByDefault: true)
-        self.registry = registry
-        self.options = options
+        loader = RackLoader(registry: registry, options: options)
+        currentEngine = player.current  // the player is idle: no thread renders yet
         self.log = log
     }
 
@@ -121,21 +128,19 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// racks the render thread hands back are released soon), takes the latest request from each
     /// source, carries it out, and collects retired racks. `midiActions`: the MIDI thread's
     /// queue (this thread becomes its consumer). Thread: main, once.
-    public func start(midiActions: SPSCQueue<ControlAction>? = nil) {
+    public func start(midiActions: SPSCQueue<ControlAction>? = nil) throws(StageThread.StartError) {
         running.store(true, ordering: .releasing)
-        let t = Thread { [self] in
+        thread = try StageThread(.init(name: "stagerack-control")) { [self] in
             while running.load(ordering: .acquiring) {
                 _ = wake.wait(timeout: .now() + .milliseconds(20))
                 onTick?()
+                if currentEngine.resetParkedUnits() { log("panic: LV2 plugins reset") }
                 if let r = nextRequest(midiActions: midiActions) { perform(r, at: EngineEvent.now) }
                 player.collectRetired()
             }
             player.collectRetired()
             exited.signal()
         }
-        t.name = "stagerack-control"
-        thread = t
-        t.start()
     }
 
     /// The latest request waiting in the mailbox and the queues. Thread: control.
@@ -213,16 +218,36 @@ public final class PresetSwitcher: @unchecked Sendable {
 
     func recall(_ snapshot: SnapshotDescription, at time: Int64, request: Request) -> Bool {
         let ramp = Int32(snapshot.morphSeconds * currentPlan.sampleRate)
+        var lost: [String] = []
         for (target, value) in snapshot.values {
             guard let address = currentPlan.address(of: target) else { continue }
             var e = EngineEvent.setParameter(address, value, at: time)
             e.rampFrames = ramp
             e.generation = currentPlan.generation
-            player.controlEvents.push(e)
+            if !send(e) { lost.append(target) }
         }
         log("snapshot \"\(snapshot.name)\" (morph \(formatNumber(snapshot.morphSeconds * 1000)) ms)")
+        if !lost.isEmpty {
+            (warn ?? log)("snapshot \"\(snapshot.name)\": \(lost.count) value(s) not set, the render thread took none for "
+                + "\(Self.sendPatienceMilliseconds) ms (is the audio thread stalled?): \(lost.joined(separator: ", "))")
+        }
         onRecall?(currentPlan, snapshot)
         return true
+    }
+
+    /// How long `send` waits for room in the player's queue, which the render thread
+    /// empties every block: a full queue means a stalled audio thread.
+    static let sendPatienceMilliseconds = 200
+
+    /// Pushes `e` into the player's control queue, waiting for room (1 ms at a time, at most
+    /// `sendPatienceMilliseconds`) rather than dropping it; false if it never came.
+    /// Thread: the switcher's thread (the queue's one producer).
+    func send(_ e: EngineEvent) -> Bool {
+        for _ in 0..<Self.sendPatienceMilliseconds {
+            if player.controlEvents.push(e) { return true }
+            usleep(1000)
+        }
+        return player.controlEvents.push(e)
     }
 
     func load(_ index: Int, request: Request, force: Bool = false) -> Bool {
@@ -230,15 +255,14 @@ public final class PresetSwitcher: @unchecked Sendable {
         let entry = setlist.entries[index]
         let started = monotonicNanoseconds()
         do {
-            let rack = try RackFiles.readSong(setlist, index, registry: registry)
-            let plan = try GraphCompiler(registry: registry).compile(rack, options: options)
-            let engine = RenderEngine(plan: plan)
-            if warmsNewRacks { engine.warmUp() }
+            let engine = try loader.song(index, of: setlist)
+            let plan = engine.plan
             guard player.submit(engine) else {
                 log("a switch is still in progress; \(entry.name) skipped")
                 return false
             }
             self.index.store(index, ordering: .releasing)
+            currentEngine = engine
             currentPlan = plan
             meterList.withLock { $0 = UnitMeterReading.all(in: plan) }
             transportList.withLock { $0 = UnitTransportReading.all(in: plan) }

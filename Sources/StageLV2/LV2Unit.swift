@@ -373,10 +373,13 @@ public final class LV2Unit: RackUnit, UnitReadout, UnitSavedState, @unchecked Se
 
     /// Clears the plugin's state the LV2 way: `deactivate` then `activate` (the plugin
     /// resets its buffers), and empties the atom ports. LV2 puts activate/deactivate in the
-    /// instantiation class: the engine calls `reset` on the control thread (after the
-    /// warm-up block of a rack loaded for a switch, `RenderEngine.warmUp`), or on the render
-    /// thread once after `play`'s warm-up block at start (for most plugins, mda and x42
-    /// included, activate only clears memory). Thread: render, or control while not rendering.
+    /// instantiation class, never on the audio thread (`resetsOnRenderThread` is false): the
+    /// engine calls `reset` on the control thread only: after the warm-up block of every
+    /// rack loaded (`RenderEngine.warmUp`), and after a panic, while the render thread
+    /// keeps the unit parked (`RenderEngine.resetParkedUnits`). Thread: control, while the
+    /// unit is not rendering.
+    public var resetsOnRenderThread: Bool { false }
+
     public func reset() {
         guard let instance, active else { return }
         lilv_instance_deactivate(instance)

@@ -98,7 +98,7 @@ public final class OSCServer: @unchecked Sendable {
     public func start() {
         running.store(true, ordering: .releasing)
         let t = Thread { [self] in
-            nameThisThreadForTheKernel("stagerack-osc")
+            nameThisThread("stagerack-osc")
             while running.load(ordering: .acquiring) { turn() }
             exited.signal()
         }

@@ -67,7 +67,7 @@ final class TrackStream: @unchecked Sendable {
 
     private let reader: TrackReader
     private let running = Atomic<Bool>(true)
-    private var thread: pthread_t?
+    private var thread: StageThread?
     private let scratch: UnsafeMutablePointer<Float>
 
     init(reader: TrackReader, startFrames: [Int], preloadFrames: Int, bufferFrames: Int) {
@@ -112,25 +112,18 @@ final class TrackStream: @unchecked Sendable {
 
     /// Starts the disk thread. Thread: control.
     func startThread() throws(TrackError) {
-        var t = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let r = pthread_create(&t, nil, { raw in
-            let stream = Unmanaged<TrackStream>.fromOpaque(raw!).takeRetainedValue()
-            stream.run()
-            return nil
-        }, context)
-        if r != 0 {
-            Unmanaged<TrackStream>.fromOpaque(context).release()
-            throw TrackError("cannot start the player's disk thread: \(String(cString: strerror(r)))")
+        do {
+            thread = try StageThread(.init(name: "stagerack-disk")) { [self] in run() }
+        } catch {
+            throw TrackError("cannot start the player's disk thread: \(error)")
         }
-        thread = t
     }
 
     /// Stops the disk thread and waits for it. Thread: control.
     func shutdown() {
         guard let t = thread else { return }
         running.store(false, ordering: .releasing)
-        pthread_join(t, nil)
+        t.join()
         thread = nil
     }
 

@@ -134,7 +134,7 @@ public final class WebServer: @unchecked Sendable {
     public func start() {
         running.store(true, ordering: .releasing)
         let t = Thread { [self] in
-            nameThisThreadForTheKernel("stagerack-web")
+            nameThisThread("stagerack-web")
             while running.load(ordering: .acquiring) { _ = lws_service(context, 0) }
             exited.signal()
         }

@@ -131,7 +131,7 @@ enum WorstCaseBenchmark {
             guard let plan = load(rack) else { return }
             let s = Session(plan: plan, block: block, voice: voice)
             let asPlay = r % 2 == 1
-            if asPlay {  // LiveAudio: one warm-up block, then resetCurrent
+            if asPlay {  // play: the rack warmed before the audio thread gets it (RackLoader: a block, then reset)
                 _ = s.render(singing: false)
                 s.player.resetCurrent()
             }

@@ -109,8 +109,17 @@ final class LiveSession {
         self.setup = setup
         self.setlist = setlist
         self.rack = rack
-        // Capture opens if any song of the set hears the microphone.
-        let racks = [rack] + setlist.entries.indices.dropFirst().compactMap { try? RackFiles.readSong(setlist, $0, registry: Registry.standard) }
+        // Capture opens if any song of the set hears the microphone. Every song is read once
+        // here: one that does not read is reported now, not at its program change on stage.
+        var racks = [rack]
+        for i in setlist.entries.indices.dropFirst() {
+            do {
+                racks.append(try RackFiles.readSong(setlist, i, registry: Registry.standard))
+            } catch {
+                Log.warning("song \(i + 1) (\(setlist.entries[i].name)) cannot be played until its rack is fixed; the other songs can:\n"
+                    + error.diagnostics.map { "  \($0)" }.joined(separator: "\n"))
+            }
+        }
         needsCapture = racks.contains { r in r.units.contains { Registry.standard.type(named: $0.type)?.role == .hostInput } }
         let compiler = GraphCompiler(registry: Registry.standard)
         playbackChannels = racks.map { compiler.outputChannelCount($0) }.max() ?? 2
@@ -132,22 +141,20 @@ final class LiveSession {
         return (playback, capture)
     }
 
-    func compile(_ rack: RackDescription, period: Int, inputChannels: Int) throws(RackError) -> RenderPlan {
-        try GraphCompiler(registry: Registry.standard).compile(
-            rack, options: GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels))
-    }
-
     func run() throws -> Int32 {
         Signals.blockForWaiting()
         guard let devices = try openDevicesWaiting() else { return 0 }  // waits for late devices
         var (playback, capture) = devices
         let period = playback.configuration.periodFrames
         let inputChannels = capture?.configuration.channels ?? 1
-        let plan = try compile(rack, period: period, inputChannels: inputChannels)
+        // The first rack is made ready exactly as every later one (RackLoader): compiled,
+        // warmed on this thread, before the audio thread exists.
+        let options = GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels)
+        let engine = try RackLoader(registry: Registry.standard, options: options).engine(for: rack)
+        let plan = engine.plan
         for w in plan.warnings { Log.warning("\(setup.rackPath): \(w)") }
         for u in plan.units { if let synth = u as? SynthUnit { Log.info(synth.soundFontDescription) } }
-        let player = RackPlayer(engine: RenderEngine(plan: plan))
-        let options = GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels)
+        let player = RackPlayer(engine: engine)
         let switcher = PresetSwitcher(
             setlist: setlist, index: 0, player: player, firstPlan: plan, registry: Registry.standard, options: options,
             log: { Log.info($0) })
@@ -176,7 +183,7 @@ final class LiveSession {
         }
         // The servers start before the control thread, so its hooks are set when it runs.
         let (remoteStops, webServer) = remote.map { startRemoteServers($0) } ?? ([], nil)
-        switcher.start(midiActions: midiInput?.actions)
+        try switcher.start(midiActions: midiInput?.actions)
         defer {
             for stop in remoteStops { stop() }
             midiInput?.stop()
@@ -194,7 +201,7 @@ final class LiveSession {
         Log.info(latency.summary(slowestUnitFrames: plan.latencyFrames))
         for line in latency.pathLines(plan.outputs) { Log.info(line) }
         let latencyMs = Double(latency.fixedFrames + plan.latencyFrames) / rate * 1000
-        let memoryRefusal = RealtimeThread.lockMemory()
+        let memoryRefusal = MemoryLock.lockAll()
         if let memoryRefusal { Log.warning(memoryRefusal) } else { Log.info("memory locked") }
 
         let limit = setup.duration.map { Int($0 * rate) }
@@ -209,7 +216,9 @@ final class LiveSession {
         while true {
             let outcome = OutcomeBox()
             let liveForThread = live
-            let thread = try RealtimeThread { outcome.set(liveForThread.run()) }
+            let thread = try StageThread(.init(name: "stagerack-audio", realtimePriority: 70, stackBytes: StageThread.audioStack)) {
+                outcome.set(liveForThread.run())
+            }
             if let refusal = thread.refusal { Log.warning(refusal) } else { Log.info("audio thread running with SCHED_FIFO") }
             status.realtime = thread.isRealtime
             if !announced {
@@ -227,10 +236,7 @@ final class LiveSession {
                         live.requestStop()
                     }
                 case SIGUSR1:
-                    // Test hook: stall the audio thread for three periods to force an xrun.
-                    let periodMicroseconds = playback.configuration.periodFrames * 1_000_000 / setup.rate
-                    Log.info("SIGUSR1: stalling the audio thread for \(3 * periodMicroseconds) µs (xrun test)")
-                    live.stallMicroseconds.store(3 * periodMicroseconds, ordering: .relaxed)
+                    Log.info("SIGUSR1 ignored (SIGHUP reloads the rack; SIGINT/SIGTERM stop)")
                 case SIGHUP:
                     Log.info("SIGHUP: reloading \(setlist.entries[switcher.currentIndex].rack)")
                     requestReload(switcher)

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// SIGINT, SIGTERM, SIGHUP (and SIGUSR1, a test hook) taken synchronously: blocked in every thread (so the audio
+/// SIGINT, SIGTERM, SIGHUP (and SIGUSR1, only so that a stray one is logged and ignored) taken synchronously: blocked in every thread (so the audio
 /// thread is never interrupted) and waited for on the control thread. Thread: main.
 enum Signals {
     static var handled: sigset_t {

@@ -120,7 +120,7 @@ final class LiveStressTests: XCTestCase {
             for v in snapshot.values { if let a = plan.address(of: v.target) { _ = router.notices.push(ParameterNotice(address: a, value: v.value, byPreset: true)) } }
         }
         router.onAction = { [weak switcher] in switcher?.wakeUp() }  // weak: the switcher holds the router through onChange
-        switcher.start(midiActions: router.actions)
+        try switcher.start(midiActions: router.actions)
         let playback = try PCMStream(PCMRequest(device: "stagerack_out", isCapture: false, sampleRate: 48000, channels: 2,
                                                 periodFrames: 128, periods: 2, format: .float))
         let recorder = try ShowRecorder(

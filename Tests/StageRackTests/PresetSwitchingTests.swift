@@ -108,7 +108,7 @@ final class PresetSwitchingTests: XCTestCase {
             setlist: setlist, index: 0, player: player, firstPlan: plan, registry: Fixtures.registry, options: options,
             log: { _ in })
         let violations = queueOwnershipViolations.load(ordering: .relaxed)
-        switcher.start()
+        try switcher.start()
         defer { switcher.stop() }
         // A render thread stand-in that plays blocks in real time-ish.
         let input = BusStorage(bufferCount: 1, maxFrames: block)

@@ -32,7 +32,7 @@ help_all() {
 }
 check "--help on every command" help_all
 
-help_play_users() {  # the SIGUSR1 xrun hook is for tests (Tests/e2e/README.md), not users
+help_play_users() {  # no test hook in the binary or its help (the e2e stall is SIGSTOP: Tests/e2e/README.md)
   local out
   out=$("$BIN" play --help) && grep -q -- '--device-wait SECONDS|forever\] \[--config' <<<"$out" && ! grep -q SIGUSR1 <<<"$out"
 }

@@ -18,8 +18,7 @@ import Synchronization
 /// that comes after its frame has passed plays at the block's first frame, counted in
 /// `eventsLate`; events for a rack no longer playing are counted in `eventsStale`.
 ///
-/// Threads and queues (see racks/README.md, "Threads"): `render`, `resetCurrent` on the
-/// render thread; `submit`, `collectRetired` on the one control thread; `requestFadeOut`
+/// Threads and queues (see docs/ARCHITECTURE.md): `render` on the render thread; `submit`, `collectRetired` on the one control thread; `requestFadeOut`
 /// from any thread. Each queue below names its one producer and one consumer thread; when
 /// the render thread is replaced (a device lost and reopened) the control thread calls
 /// `handOverRenderThread()` between the old thread's end and the new one's start.
@@ -179,8 +178,8 @@ public final class RackPlayer: @unchecked Sendable {
     public func requestFadeOut() { fadeOutRequested.store(true, ordering: .releasing) }
     public var isFadedOut: Bool { fadedOut.load(ordering: .acquiring) }
 
-    /// Clears the playing engine's state and clock, e.g. after a warm-up block.
-    /// Thread: render (or control while not rendering).
+    /// Clears the playing engine's state and clock, e.g. after a warm-up block (benchmarks).
+    /// Thread: control, while no thread renders (it resets LV2 plugins).
     public func resetCurrent() {
         current.reset()
         currentStart = sampleTime

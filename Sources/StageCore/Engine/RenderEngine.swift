@@ -57,6 +57,8 @@ public final class RenderEngine: @unchecked Sendable {
     let resumeFade: ResumeFade
     /// Silence flags per output bus; units that sleep on silence (SignalSilence).
     let signal: SignalSilence
+    /// A panic's reset of the units that cannot be reset here (LV2), done by the control thread.
+    let parking: PanicParking
     /// Channel pointers of the host buses at an offset within the block (input, then output).
     let hostPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Units with a transport (players, loopers) and the command that stops each: sent
@@ -92,6 +94,7 @@ public final class RenderEngine: @unchecked Sendable {
         silence = SilenceTracker(plan: plan)
         resumeFade = ResumeFade(plan: plan)
         signal = SignalSilence(plan: plan)
+        parking = PanicParking(plan: plan)
         hostPointers = .allocate(capacity: plan.hostInput.channelCount + plan.hostOutput.channelCount)
         hostPointers.initialize(repeating: plan.hostOutput[0], count: plan.hostInput.channelCount + plan.hostOutput.channelCount)
         transportStops = plan.units.indices.compactMap { u in
@@ -131,9 +134,8 @@ public final class RenderEngine: @unchecked Sendable {
                 tempo = tempoSources.tempo
             }
         }
-        for e in 0..<count where blockEvents[e].kind == .resetAll {
-            plan.resetUnits()
-        }
+        parking.takeBack()
+        for e in 0..<count where blockEvents[e].kind == .resetAll { panic() }
         guard silence.active else {
             renderSegment(offset: 0, frames: frameCount, blockStart: blockStart, count: count)
             sampleTime = blockEnd
@@ -153,6 +155,24 @@ public final class RenderEngine: @unchecked Sendable {
         sampleTime = blockEnd
         endBlock(frames: frameCount)
     }
+
+    /// A panic (`.resetAll`, the remote's panic button): every unit whose reset is
+    /// real-time safe is reset now; the others (LV2) are parked, silent, until the control
+    /// thread has reset them (`resetParkedUnits`). Thread: render.
+    private func panic() {
+        for u in 0..<plan.units.count where !parking.isControlReset[u] { plan.units[u].reset() }
+        parking.park()
+    }
+
+    /// Resets the units a panic parked, if one did (LV2 plugins: `deactivate`/`activate`,
+    /// never on the audio thread); the render thread takes them back at its next block.
+    /// True when there was something to do. Thread: control (the preset switcher's loop).
+    @discardableResult
+    public func resetParkedUnits() -> Bool { parking.resetParkedUnits(plan) }
+
+    /// Whether a panic has parked units that wait for the control thread. Thread: render,
+    /// or control when idle.
+    public var hasParkedUnits: Bool { parking.parked }
 
     /// The beat grid moves on at this block's tempo; a loop that now gives a tempo (or no
     /// longer does) counts from the next block. Thread: render.
@@ -209,8 +229,9 @@ public final class RenderEngine: @unchecked Sendable {
                 }
             }
             bank.fill(upTo: frameCount)
-            if silence.isDormant(u) {
-                // Nobody hears it: its outputs read as silence (UnitSilence).
+            if silence.isDormant(u) || parking.isParked(u) {
+                // Nobody hears it (UnitSilence), or a panic parked it until the control
+                // thread has reset it (PanicParking): its outputs read as silence.
                 for o in step.outputs { o.clear(frames: frameCount) }
                 signal.outputSilent[u] = true
             } else {
@@ -492,7 +513,8 @@ public final class RenderEngine: @unchecked Sendable {
     /// block makes it at start: `PresetSwitcher` calls this before `RackPlayer.submit`
     /// (which hands the engine over through a queue: everything here happens before the
     /// render thread's first block). LV2 units are reset here, not on the render thread
-    /// (their reset deactivates and activates the plugin). Thread: control, while no other
+    /// (their reset deactivates and activates the plugin; a panic on the render thread
+    /// leaves them to `resetParkedUnits`). Thread: control, while no other
     /// thread renders the engine.
     public func warmUp() {
         let host = plan.hostInput
@@ -519,6 +541,7 @@ public final class RenderEngine: @unchecked Sendable {
     /// rendering.
     public func reset() {
         plan.resetUnits()
+        parking.clear()
         silence.wakeAll()
         signal.wakeAll(at: 0)
         sampleTime = 0

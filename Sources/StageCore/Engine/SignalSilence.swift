@@ -64,7 +64,8 @@ final class SignalSilence {
         active = valid && silence.sleeps.contains(true)
         sleeps = .allocate(capacity: n)
         sleeps.initialize(repeating: false, count: n)
-        if active { for u in 0..<plan.units.count { sleeps[u] = silence.sleeps[u] } }
+        // A sleeper is reset on the render thread when it wakes: only units whose reset may run there.
+        if active { for u in 0..<plan.units.count { sleeps[u] = silence.sleeps[u] && plan.units[u].resetsOnRenderThread } }
         asleep = .allocate(capacity: n)
         asleep.initialize(repeating: false, count: n)
         outputSilent = .allocate(capacity: n)

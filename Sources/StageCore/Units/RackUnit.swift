@@ -146,8 +146,16 @@ public protocol RackUnit: AnyObject {
     func render(_ context: RenderContext)
 
     /// Clears tails and delay lines so that the next render starts from silence, without
-    /// allocating. Thread: render, or control while the unit is not rendering.
+    /// allocating. Thread: render when `resetsOnRenderThread`, else control while the unit
+    /// is not rendering.
     func reset()
+
+    /// Whether `reset` may run on the render thread: it allocates nothing, takes no lock and
+    /// calls nothing a C API keeps off the audio thread. True by default; false for LV2
+    /// plugins (their reset is `deactivate`/`activate`, which LV2 puts in the instantiation
+    /// class). A panic on the render thread parks such a unit (its outputs silent) until the
+    /// control thread has reset it (`RenderEngine.resetParkedUnits`). Thread: any.
+    var resetsOnRenderThread: Bool { get }
 
     /// Frames by which the unit delays its input (the pitch unit has some; most have 0).
     /// Thread: any, after prepare.
@@ -172,6 +180,7 @@ public protocol RackUnit: AnyObject {
 }
 
 extension RackUnit {
+    public var resetsOnRenderThread: Bool { true }
     public var latencyFrames: Int { 0 }
     public var tailSeconds: Double { 0 }
     /// Twice the latency plus the tail: safe for any unit (SignalSilence).

@@ -38,8 +38,6 @@ public final class LiveAudio: @unchecked Sendable {
     let lostFrames = Atomic<Int>(0)
     let lostGaps = Atomic<Int>(0)
     let stopRequested = Atomic<Bool>(false)
-    /// A test hook: the audio thread sleeps this many microseconds once, to force an xrun.
-    public let stallMicroseconds = Atomic<Int>(0)
 
     let inputBus: AudioBus?
     let outputStorage: BusStorage
@@ -186,9 +184,9 @@ public final class LiveAudio: @unchecked Sendable {
     public func run() -> Outcome {
         stage_enable_flush_to_zero()
         let output = outputStorage.bus(first: 0, channels: outputStorage.bufferCount)
-        // One warm-up block so that lazy initialisation happens before the clock starts.
-        player.render(frameCount: periodFrames, input: inputBus, output: output)
-        player.resetCurrent()  // the warm-up leaves no trace in the sound or the clock
+        // No warm-up block here: the rack was warmed on the control thread before it came
+        // (`RackLoader`), and a reset here would reset LV2 plugins on the audio thread. After
+        // a lost device the rack plays on with its state kept.
         player.clock.reset()
         do {
             try startCaptureThread()
@@ -212,8 +210,6 @@ public final class LiveAudio: @unchecked Sendable {
                 playback.drain()  // everything rendered is heard
                 return .finished
             }
-            let stall = stallMicroseconds.exchange(0, ordering: .relaxed)
-            if stall > 0 { sleepMicroseconds(stall) }
             do {
                 if let capture, let inputBus {
                     if let drift {

@@ -69,7 +69,7 @@ public final class ShowRecorder: @unchecked Sendable {
     let problemText = Locked<String?>(nil)
     let fileList = Locked<[String]>([])
     let song = Locked<(name: String, serial: Int)>(("", 0))
-    private var thread: pthread_t?
+    private var thread: StageThread?
     /// Disk-thread state.
     private var micFile: RecordingFile?
     private var outFile: RecordingFile?
@@ -100,18 +100,11 @@ public final class ShowRecorder: @unchecked Sendable {
         free = SPSCQueue(minimumCapacity: blockCount)
         self.song.withLock { $0 = (song, 1) }
         try openFiles()
-        var t = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let r = pthread_create(&t, nil, { raw in
-            let recorder = Unmanaged<ShowRecorder>.fromOpaque(raw!).takeRetainedValue()
-            recorder.run()
-            return nil
-        }, context)
-        if r != 0 {
-            Unmanaged<ShowRecorder>.fromOpaque(context).release()
-            throw AudioFileError(path: folder, message: "cannot start the recording thread")
+        do {
+            thread = try StageThread(.init(name: "stagerack-rec")) { [self] in run() }
+        } catch {
+            throw AudioFileError(path: folder, message: "cannot start the recording thread: \(error)")
         }
-        thread = t
     }
 
     deinit {
@@ -176,7 +169,7 @@ public final class ShowRecorder: @unchecked Sendable {
     public func stop() {
         guard let t = thread else { return }
         running.store(false, ordering: .releasing)
-        pthread_join(t, nil)
+        t.join()
         thread = nil
     }
 

@@ -75,7 +75,7 @@ public final class MIDIInput: @unchecked Sendable {
     let connected = Locked<[String]>([])
     let wakeRead: Int32
     let wakeWrite: Int32
-    var thread: pthread_t?
+    var thread: StageThread?
 
     /// Opens the sequencer client and its ports. `mapper` may be nil (a bare monitor);
     /// `events` is the player's queue (nil: events are dropped); `clock` the audio clock
@@ -117,18 +117,11 @@ public final class MIDIInput: @unchecked Sendable {
     public func start() throws(ALSASequencerError) {
         precondition(thread == nil, "MIDIInput started twice")
         for p in try sequencer.ports() { consider(p) }
-        var t = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let r = pthread_create(&t, nil, { raw in
-            let input = Unmanaged<MIDIInput>.fromOpaque(raw!).takeRetainedValue()
-            input.run()
-            return nil
-        }, context)
-        if r != 0 {
-            Unmanaged<MIDIInput>.fromOpaque(context).release()
-            throw ALSASequencerError(function: "pthread_create", code: -r, context: "starting the MIDI thread")
+        do {
+            thread = try StageThread(.init(name: "stagerack-midi")) { [self] in run() }
+        } catch {
+            throw ALSASequencerError(function: "pthread_create", code: -11, context: "starting the MIDI thread: \(error)")
         }
-        thread = t
     }
 
     /// Stops the MIDI thread and waits for it. The client stays open until release.
@@ -137,7 +130,7 @@ public final class MIDIInput: @unchecked Sendable {
         guard let t = thread else { return }
         stopping.store(true, ordering: .releasing)
         wake()
-        pthread_join(t, nil)
+        t.join()
         thread = nil
     }
 

@@ -23,7 +23,7 @@ public final class MIDIPipeInput: LiveMIDI, @unchecked Sendable {
     let wakeRead: Int32
     let wakeWrite: Int32
     let stopping = Atomic<Bool>(false)
-    var thread: pthread_t?
+    var thread: StageThread?
 
     /// Opens `path` (read and write, so the pipe never reaches end of file when a writer
     /// closes). Thread: control.
@@ -59,25 +59,18 @@ public final class MIDIPipeInput: LiveMIDI, @unchecked Sendable {
 
     public func start() throws {
         precondition(thread == nil, "MIDIPipeInput started twice")
-        var t = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let r = pthread_create(&t, nil, { raw in
-            let input = Unmanaged<MIDIPipeInput>.fromOpaque(raw!).takeRetainedValue()
-            input.run()
-            return nil
-        }, context)
-        guard r == 0 else {
-            Unmanaged<MIDIPipeInput>.fromOpaque(context).release()
-            throw RemoteMIDIError(message: "cannot start the MIDI pipe thread")
+        do {
+            thread = try StageThread(.init(name: "stagerack-midi")) { [self] in run() }
+        } catch {
+            throw RemoteMIDIError(message: "cannot start the MIDI pipe thread: \(error)")
         }
-        thread = t
     }
 
     public func stop() {
         guard let t = thread else { return }
         stopping.store(true, ordering: .releasing)
         wake()
-        pthread_join(t, nil)
+        t.join()
         thread = nil
     }
 

@@ -55,7 +55,7 @@ public final class CaptureThread: @unchecked Sendable {
     public let lostCode = Atomic<Int>(0)
     /// The measured rate of the card against CLOCK_MONOTONIC (ppm), as Double bits.
     let ratePPMBits = Atomic<UInt64>(0)
-    private var thread: RealtimeThread?
+    private var thread: StageThread?
 
     // The capture thread's state.
     private var clock: CardClock
@@ -114,7 +114,7 @@ public final class CaptureThread: @unchecked Sendable {
         played = 0
         fresh = true
         epoch = monotonicNanoseconds()
-        thread = try RealtimeThread(priority: 71, name: "stagerack-capt") { [self] in run() }
+        thread = try StageThread(.init(name: "stagerack-capt", realtimePriority: 71, stackBytes: StageThread.audioStack)) { [self] in run() }
     }
 
     /// Stops the thread and the card and waits for it. Thread: audio.
