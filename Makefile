@@ -8,7 +8,7 @@ PREFIX ?= /usr/local
 
 .PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-render clean install install-dry-run check-aarch64
 .PHONY: remote-test
-.PHONY: bench-remote
+.PHONY: bench-remote bench-memory
 .PHONY: drift-test bench-drift
 
 all: build
@@ -107,6 +107,10 @@ bench: build
 # render against sox and the fluidsynth CLI, callgrind instructions and peak RSS (Benchmarks/render).
 bench-render: build
 	STAGERACK=$(BIN) Benchmarks/render/run.sh
+
+# play's peak RSS against the fluidsynth CLI on the same font and song (Benchmarks/memory).
+bench-memory: build
+	STAGERACK=$(BIN) Benchmarks/memory/run.sh
 
 # the render path's callgrind instructions with eight WebSocket meter clients vs none (Benchmarks/remote).
 bench-remote: build

@@ -28,8 +28,9 @@ public struct RemoteCommand: Sendable, BitwiseCopyable, Equatable {
         /// Remove the mapping learned from the page at `index` (`RemoteView.mappings`'
         /// `learned` index) of the rack playing.
         case unlearn
-        /// Save the values (and learned mappings) into the rack file (`index` 0), or as a
-        /// new snapshot (`index` 1) named by the server's pending name (`RemoteHub.saveName`).
+        /// Save the values (and learned mappings) into the rack file, or as a new snapshot:
+        /// which one, and the snapshot's name, wait in `RemoteHub.saveNames` (set by
+        /// `requestSave`; the command itself carries nothing).
         case save
     }
 

@@ -89,7 +89,7 @@ enum PlayCommand {
     }
 }
 
-/// One live run: devices, the rack player and its threads (racks/README.md, "Threads"):
+/// One live run: devices, the rack player and its threads (docs/ARCHITECTURE.md):
 /// the audio thread renders, the MIDI thread maps MIDI into the player's queue, the control
 /// thread (the preset switcher's) loads racks and releases retired ones; this, the main
 /// thread, waits for signals, draws the status and the meters, and sends the control thread

@@ -11,14 +11,15 @@ import Musl
 /// that play MIDI (which filter channel and key range themselves).
 ///
 /// Outputs, none of which blocks:
-/// - engine events, handed to the `emit` closure (live: pushed into `RenderEngine.events`);
+/// - engine events, handed to the `emit` closure (live: the MIDI router pushes them into
+///   the `RackPlayer`'s `events` queue; offline: the file driver);
 /// - `actions`: preset selection and transport for the control thread (SPSC queue);
 /// - `feedback`: messages to send back to controllers (SPSC queue, drained by the MIDI
 ///   thread itself onto the output port).
 /// Parameter changes made elsewhere come in through `noteParameterMoved` (control thread).
 ///
 /// Thread: `handle`, `poll`, `flush` and `queueInitialFeedback` on the one thread that
-/// feeds the engine's `events` queue (the MIDI thread, or the offline driver);
+/// feeds the player's `events` queue (the MIDI thread, or the offline driver);
 /// `noteParameterMoved` on one control thread; `actions` popped by one control thread.
 /// `handle` never allocates.
 public final class MIDIMapper: @unchecked Sendable {
