@@ -67,12 +67,14 @@ docs-test:
 # The live path under the thread sanitizer, in a build of its own (.build/tsan) where a
 # queue used by a second producer or consumer thread traps: the live stress test (20 s)
 # and the queue, player and live-path tests, the player unit's disk thread, the show
-# recorder's and the remote's threads, the LV2 worker's thread pair. Suppressions: Tests/tsan.supp (C libraries only).
+# recorder's and the remote's threads, the LV2 worker's thread pair; Swift's exclusivity
+# checks on (the release build turns them off in StageCore and StageUnits: Package.swift).
+# Suppressions: Tests/tsan.supp (C libraries only).
 TSAN_TESTS := LV2WorkerPairTests|CaptureThreadTests|LV2WorkerTests|LiveStressTests|LivePathTests|SPSCQueueTests|RackPlayerTests|PresetSwitchingTests|SwitchReleaseTests|PlayerSwitchTests|PlayerStreamingTests|PlayerPlaybackTests|ShowRecorderTests|RemoteThreadsTests
 tsan:
 	@start=$$(date +%s); \
-	$(SWIFT) build -c release --build-tests --sanitize=thread -Xswiftc -DSTAGERACK_QUEUE_OWNER_TRAPS --scratch-path .build/tsan \
-	&& TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/Tests/tsan.supp" STAGERACK_STRESS_SECONDS=20 \
+	STAGERACK_EXCLUSIVITY_CHECKS=1 $(SWIFT) build -c release --build-tests --sanitize=thread -Xswiftc -DSTAGERACK_QUEUE_OWNER_TRAPS --scratch-path .build/tsan \
+	&& STAGERACK_EXCLUSIVITY_CHECKS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/Tests/tsan.supp" STAGERACK_STRESS_SECONDS=20 \
 	  $(SWIFT) test -c release --skip-build --sanitize=thread -Xswiftc -DSTAGERACK_QUEUE_OWNER_TRAPS --scratch-path .build/tsan \
 	  --filter '$(TSAN_TESTS)'; \
 	rc=$$?; echo "make tsan: $$(( $$(date +%s) - start )) s"; exit $$rc

@@ -134,23 +134,7 @@ public final class MIDIInput: @unchecked Sendable {
         thread = nil
     }
 
-    /// Hands the MIDI thread a new mapper and engine queue (a new plan, after a preset
-    /// switch); it switches between two messages, carrying the knobs' positions over
-    /// (`MIDIMapper.takeOver`) and sending the new values as feedback. Thread: control.
-    public func replaceMapper(_ mapper: MIDIMapper?, events: SPSCQueue<EngineEvent>?) {
-        router.replace(mapper, events: events)
-        wake()
-    }
 
-    /// Tells the current mapper that a parameter changed on the control side (a snapshot
-    /// recalled, a UI): its knobs then wait for pickup (`byPreset`) and its feedback goes
-    /// out. Never blocks; false when the queue is full. Thread: one control thread.
-    @discardableResult
-    public func noteParameterMoved(_ address: ParameterAddress, to value: Float, byPreset: Bool = true) -> Bool {
-        let ok = router.notices.push(ParameterNotice(address: address, value: value, byPreset: byPreset))
-        wake()
-        return ok
-    }
 
     /// Makes the MIDI thread look at its inputs now (e.g. after `noteParameterMoved`, so
     /// feedback goes out at once). Thread: any.

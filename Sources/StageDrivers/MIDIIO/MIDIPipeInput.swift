@@ -74,17 +74,7 @@ public final class MIDIPipeInput: LiveMIDI, @unchecked Sendable {
         thread = nil
     }
 
-    public func replaceMapper(_ mapper: MIDIMapper?, events: SPSCQueue<EngineEvent>?) {
-        router.replace(mapper, events: events)
-        wake()
-    }
 
-    @discardableResult
-    public func noteParameterMoved(_ address: ParameterAddress, to value: Float, byPreset: Bool) -> Bool {
-        let ok = router.notices.push(ParameterNotice(address: address, value: value, byPreset: byPreset))
-        wake()
-        return ok
-    }
 
     public func takeLog() -> [String] { [] }
 
