@@ -52,9 +52,10 @@ extension LiveSession {
                     staticFolder: folder)
                 options.ratePerSecond = Double(s.integer(.webRate) ?? 50)
                 options.maxSessions = s.integer(.webSessions) ?? 64
+                Self.testTimeouts(&options)
                 do {
                     options.tls = try Self.tlsFiles(s.text(.webCert), s.text(.webKey))
-                    let server = try WebServer(options: options, hub: hub, log: { Log.info($0) })
+                    let server = try WebServer(options: options, hub: hub, log: { LogOutput.emit($0, $1) })
                     server.start()
                     hub.onPublish = { [weak server] in server?.wake() }  // control → web: a change to send
                     stops.append { server.stop() }
@@ -73,7 +74,8 @@ extension LiveSession {
             let allow = s.text(.oscAllow).flatMap { try? NetworkList.parse($0).get() }
             do {
                 let server = try OSCServer(
-                    address: address, allow: allow, hub: hub, subscribers: s.integer(.oscSubscribers) ?? OSCServer.maxSubscribers, log: { Log.info($0) })
+                    address: address, allow: allow, hub: hub, subscribers: s.integer(.oscSubscribers) ?? OSCServer.maxSubscribers,
+                    log: { LogOutput.emit($0, $1) })
                 server.start()
                 stops.append { server.stop() }
                 Log.info("OSC: listening on udp \(address)\(allow.map { " for \($0)" } ?? ""); addresses under /stagerack/ (racks/README.md, \"Remote control\")")
@@ -85,6 +87,15 @@ extension LiveSession {
             }
         }
         return (stops, web)
+    }
+
+    /// A test hook: `STAGERACK_TEST_WEB_TIMEOUTS=ping,hangup,viewerIdle,frame` (seconds) so
+    /// that the remote tests see the timeouts in seconds, not minutes. Thread: main.
+    static func testTimeouts(_ o: inout WebServer.Options) {
+        guard let text = getenv("STAGERACK_TEST_WEB_TIMEOUTS").map({ String(cString: $0) }) else { return }
+        let n = text.split(separator: ",").compactMap { Int($0) }
+        guard n.count == 4, n.allSatisfy({ $0 > 0 }) else { return Log.warning("STAGERACK_TEST_WEB_TIMEOUTS: four whole seconds, ignored") }
+        (o.pingSeconds, o.hangupSeconds, o.viewerIdleSeconds, o.frameSeconds) = (n[0], n[1], n[2], n[3])
     }
 
     /// Where the page's files are: installed (`PREFIX/share/stagerack/web`), or the
