@@ -28,6 +28,11 @@ extension LiveSession {
             tellMIDI: { [weak midi] address, value in midi?.noteParameterMoved(address, to: value, byPreset: false) },
             perform: { [weak switcher] r in switcher?.perform(r, at: EngineEvent.now) })
         hub.wakeControl = { [weak switcher] in switcher?.wakeUp() }
+        // The songs shown by their rack's name (song(_:) in PlayService.swift: a lone rack).
+        hub.songsNamedByTheirRack = Set(setlist.entries.indices.filter { i in
+            let e = setlist.entries[i]
+            return (e.name.isEmpty || e.name == e.rack) && song(i).name != (e.rack.split(separator: "/").last.map(String.init) ?? e.rack)
+        })
         if let midi {  // MIDI learn from the page: a new mapper for the MIDI thread
             hub.attachLearning(router: midi.router, remap: { [weak midi] m in midi?.replaceMapper(m, events: player.events) })
         }
@@ -98,16 +103,23 @@ extension LiveSession {
         (o.pingSeconds, o.hangupSeconds, o.viewerIdleSeconds, o.frameSeconds) = (n[0], n[1], n[2], n[3])
     }
 
-    /// Where the page's files are: installed (`PREFIX/share/stagerack/web`), or the
-    /// repository's `web/` next to `.build/release`, or `./web`.
+    /// Where the page's files are: installed (`PREFIX/share/stagerack/web`), `web/` next to
+    /// the executable, or the source checkout's `web/` found by walking up from the executable
+    /// (`.build/<triple>/release/stagerack`, wherever `play` is started: the link
+    /// `.build/release` resolves to the triple's folder), then `./web`.
     static func webFolder() -> String? {
         var path = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &path, path.count - 1)
         let exe = n > 0 ? String(decoding: path[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
-        let dir = exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        for candidate in [dir + "/../share/stagerack/web", dir + "/../../web", dir + "/web", "web"] {
-            if access(candidate + "/index.html", R_OK) == 0 { return candidate }
+        var parts = exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().map(String.init)
+        var candidates = [parts.joined(separator: "/") + "/../share/stagerack/web", parts.joined(separator: "/") + "/web"]
+        for _ in 0..<6 where parts.count > 1 {  // the checkout holding the build tree
+            parts.removeLast()
+            let dir = parts.joined(separator: "/")
+            if access(dir + "/Package.swift", R_OK) == 0 { candidates.append(dir + "/web") }
         }
+        candidates.append("web")
+        for candidate in candidates where access(candidate + "/index.html", R_OK) == 0 { return candidate }
         return nil
     }
 
