@@ -232,6 +232,9 @@ public final class OSCServer: @unchecked Sendable {
                 subscribers.remove(at: victim)
             }
             subscribers.append(p)
+            if let line = refusals.note("subscribed", "\(p.description) subscribed (\(subscribers.count) of \(subscriberLimit))", now: now) {
+                log(.info, "OSC: " + line)
+            }
             heardFrom[p.bytes] = now
             heardFrom = heardFrom.filter { k, _ in subscribers.contains { $0.bytes == k } }
             if lastView == nil { lastView = view }

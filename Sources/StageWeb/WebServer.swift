@@ -226,6 +226,7 @@ public final class WebServer: @unchecked Sendable {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             publish()
             for line in refusals.flush(now: monotonicSeconds()) { log(.warning, "web: " + line) }
+            flushLWSLines()
         default:
             break
         }
@@ -552,13 +553,25 @@ func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> R) 
 
 /// Where libwebsockets' own log lines go (the server's log, with a level): set by `init`.
 let lwsLog = Mutex<(@Sendable (LogLevel, String) -> Void)?>(nil)
+/// libwebsockets' lines are refusals too ("User code denied connection" for each refused
+/// handshake): each kind (its text without digits) at most once a minute, with a count.
+let lwsRefusals = Mutex(RefusalLog())
 
 /// libwebsockets' log lines, each with a level prefix through the app's log.
 private func emitLWSLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     guard let line else { return }
     let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
     guard !text.isEmpty, let sink = lwsLog.withLock({ $0 }) else { return }
-    sink(level == LLL_ERR ? .error : .warning, "web (libwebsockets): " + text)
+    let kind = String(text.filter { !$0.isNumber }.prefix(60))
+    guard let shown = lwsRefusals.withLock({ $0.note(kind, text, now: monotonicSeconds()) }) else { return }
+    sink(level == LLL_ERR ? .error : .warning, "web (libwebsockets): " + shown)
+}
+
+/// The counts of libwebsockets' lines held back, once their minute is over.
+func flushLWSLines() {
+    let lines = lwsRefusals.withLock { $0.flush(now: monotonicSeconds()) }
+    guard !lines.isEmpty, let sink = lwsLog.withLock({ $0 }) else { return }
+    for line in lines { sink(.warning, "web (libwebsockets): " + line) }
 }
 
 /// libwebsockets' one callback: finds the server through the context's user pointer.
