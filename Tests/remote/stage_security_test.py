@@ -135,7 +135,7 @@ def test_the_pin_holder_gets_in_under_a_flood():
     g.start()
     try:
         for i in range(150):  # WebSockets that never say anything (never answer a ping)
-            s, status = handshake("127.0.0.2")
+            s, status = handshake("127.0.0.2" if i % 2 else "127.0.1.%d" % (i % 30))  # one address, and 15 others
             idle.append(s)
         for i in range(150):  # connections that never finish their HTTP request
             s = tcp("127.0.0.3")
