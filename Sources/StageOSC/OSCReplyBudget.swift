@@ -7,6 +7,9 @@
 public struct OSCReplyBudget: Sendable {
     /// A source that is not allowed gets at most this many reply bytes per byte it sent.
     public static let strangerFactor = 2
+    /// The most a source that is not allowed may have earned and not yet used (bytes: two of
+    /// the largest datagrams taken, doubled).
+    public static let strangerCredit = Double(strangerFactor * OSCServer.maxPacket * 2)
     /// Reply bytes a second (and at once) to an allowed source: the default rack's state is
     /// about 3.3 KB, so a dozen or so states a second.
     public static let allowedBytesPerSecond = 48_000.0
@@ -27,7 +30,7 @@ public struct OSCReplyBudget: Sendable {
     /// A datagram of `bytes` bytes arrived from `source` at `now`.
     public mutating func received(_ bytes: Int, from source: [UInt8], allowed: Bool, now: Double) {
         var e = entry(source, allowed: allowed, now: now)
-        if !allowed { e.credit = min(Double(Self.strangerFactor * 4096 * 2), e.credit + Double(Self.strangerFactor * max(0, bytes))) }
+        if !allowed { e.credit = min(Self.strangerCredit, e.credit + Double(Self.strangerFactor * max(0, bytes))) }
         entries[source] = e
     }
 

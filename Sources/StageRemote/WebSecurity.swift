@@ -111,7 +111,7 @@ public struct WebSecurity: Sendable {
     }
 
     mutating func forgetOld(now: Double) {
-        guard sources.count > 64 || sources.values.contains(where: { now - $0.lastFailure > Self.forgetSeconds }) else { return }
+        guard sources.values.contains(where: { now - $0.lastFailure > Self.forgetSeconds }) else { return }
         sources = sources.filter { now - $0.value.lastFailure <= Self.forgetSeconds || now < $0.value.lockedUntil }
     }
 

@@ -71,6 +71,9 @@ public final class WebServer: @unchecked Sendable {
     public static let hangupSeconds = 30
     /// Seconds a message may take from its first byte to its last.
     public static let frameSeconds = 10
+    /// The machine's addresses are read again on a `Host` that is none of them, at most this
+    /// often (seconds): addresses come and go (DHCP), a stranger's wrong Hosts cost little.
+    public static let addressesRereadSeconds = 5.0
 
     /// One WebSocket client. Thread: web.
     final class Client {
@@ -261,7 +264,7 @@ public final class WebServer: @unchecked Sendable {
         let now = monotonicSeconds()
         if case .tooLong = origin { return refuse("origin", "refused a WebSocket with an Origin over \(WebSecurity.maxHeaderBytes) bytes", now) }
         if case .tooLong = host { return refuse("host", "refused a WebSocket with a Host over \(WebSecurity.maxHeaderBytes) bytes", now) }
-        if !WebSecurity.hostServed(host.text, served: served), now - servedAt > 5 {
+        if !WebSecurity.hostServed(host.text, served: served), now - servedAt > Self.addressesRereadSeconds {
             served = servedHosts()
             servedAt = now
         }
