@@ -85,7 +85,7 @@ extension LiveSession {
                 stops.append { server.stop() }
                 Log.info("OSC: listening on udp \(address)\(allow.map { " for \($0)" } ?? ""); addresses under /stagerack/ (racks/README.md, \"Remote control\")")
                 if !address.isLoopback && allow == nil {
-                    Log.warning("OSC has no authentication and listens on \(address): anyone on that network can control the rack (set oscAllow to your devices' network)")
+                    Log.warning("OSC has no authentication and listens on \(address): anyone on that network can control the rack, and only this machine gets /state and /subscribe (set oscAllow to your devices' network)")
                 }
             } catch {
                 Log.error("\(error); playing without OSC")
