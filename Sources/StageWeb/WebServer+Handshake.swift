@@ -1,5 +1,6 @@
 import CWebSockets
 import Foundation
+import StageCore
 import StageRemote
 
 #if canImport(Glibc)
@@ -55,6 +56,43 @@ extension WebServer {
         }
         freeifaddrs(list)
         return out
+    }
+
+    /// A new socket (`fd`, accepted): refused when its source has `maxConnectionsPerSource`
+    /// open already. The table is keyed by descriptor, so each entry of the source is checked
+    /// (still open, still that peer) before it counts: closed ones drop out.
+    func acceptConnection(_ fd: Int32) -> Bool {
+        guard fd >= 0, let key = Self.peerKey(fd) else { return true }
+        var open = 0
+        for (f, k) in connections where k == key && f != fd {
+            if Self.peerKey(f) == key { open += 1 } else { connections[f] = nil }
+        }
+        guard open < Self.maxConnectionsPerSource else {
+            connections[fd] = nil
+            return refuse("connections", "refused a connection from \(key): \(Self.maxConnectionsPerSource) open already", monotonicSeconds())
+        }
+        connections[fd] = key
+        return true
+    }
+
+    /// The source key of the peer of socket `fd`, or nil when it is none.
+    static func peerKey(_ fd: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let r = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) } }
+        guard r == 0 else { return nil }
+        var text = [CChar](repeating: 0, count: 64)
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            var s4 = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in.self) }
+            inet_ntop(AF_INET, &s4.sin_addr, &text, socklen_t(text.count))
+        case AF_INET6:
+            var s6 = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in6.self) }
+            inet_ntop(AF_INET6, &s6.sin6_addr, &text, socklen_t(text.count))
+        default:
+            return nil
+        }
+        return sourceKey(String(cBuffer: text))
     }
 
     /// The peer's address as the PIN lock's key: IPv4 as is (also when mapped into IPv6),

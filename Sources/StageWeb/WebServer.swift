@@ -71,6 +71,10 @@ public final class WebServer: @unchecked Sendable {
     public static let hangupSeconds = 30
     /// Seconds a message may take from its first byte to its last.
     public static let frameSeconds = 10
+    /// Connections from one source (an address, an IPv6 /64) open at once at most, pages and
+    /// files and handshakes under way together: a stranger's flood of half-open connections
+    /// cannot take every descriptor. A phone holds a few.
+    public static let maxConnectionsPerSource = 64
     /// The machine's addresses are read again on a `Host` that is none of them, at most this
     /// often (seconds): addresses come and go (DHCP), a stranger's wrong Hosts cost little.
     public static let addressesRereadSeconds = 5.0
@@ -119,6 +123,8 @@ public final class WebServer: @unchecked Sendable {
     /// The `Host` values this server answers to, and when they were read (refreshed at most
     /// every few seconds on a miss: addresses come and go).
     var served: Set<String> = []
+    /// The source of each accepted socket (by descriptor; checked again before it counts).
+    var connections: [Int32: String] = [:]
     var servedAt = -1e9
 
     // Counters (any thread).
@@ -203,6 +209,8 @@ public final class WebServer: @unchecked Sendable {
         switch reason {
         case LWS_CALLBACK_HTTP:
             return serveHTTP(wsi, path: input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/")
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            return acceptConnection(Int32(truncatingIfNeeded: Int(bitPattern: input))) ? 0 : 1
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             return admit(wsi) ? 0 : 1
         case LWS_CALLBACK_ESTABLISHED:
