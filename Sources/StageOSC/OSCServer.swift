@@ -18,7 +18,13 @@ import Glibc
 /// changes, read from `RemoteHub.view()` at every turn (at most 50 ms apart).
 ///
 /// OSC has no authentication: it listens on localhost unless given an address, and
-/// belongs on a trusted network (racks/README.md § Remote control).
+/// belongs on a trusted network (racks/README.md § Remote control). UDP source addresses
+/// can be forged, so what is sent back is bounded: `/state` and `/subscribe` are answered
+/// only to allowed sources (inside `oscAllow`, or loopback when it is not set), every reply
+/// goes through a per-source byte budget (`OSCReplyBudget`: at most ×2 the bytes received
+/// for any source not allowed), a subscription goes to the sender's own port or an
+/// unprivileged one (≥ `minSubscribePort`), and a new subscriber never evicts an active one
+/// of another address. Refusals are logged as warnings, once a minute per class.
 ///
 /// Thread: `start`/`stop` on main; everything else on the OSC thread.
 public final class OSCServer: @unchecked Sendable {
@@ -28,11 +34,17 @@ public final class OSCServer: @unchecked Sendable {
     public let subscriberLimit: Int
     /// Datagrams taken per turn at most (the rest wait in the socket: bounded work).
     public static let maxPerTurn = 256
+    /// The lowest port a subscription may name other than the sender's own (no system
+    /// services: DNS, NTP, syslog and their kind sit below it).
+    public static let minSubscribePort = 1024
+    /// A subscriber whose address sent nothing for this long (seconds) may give its place
+    /// to a new one when all are taken; a more recent one is never evicted for another address.
+    public static let subscriberIdleSeconds = 600.0
 
     public let address: ListenAddress
     let allow: NetworkList?
     let hub: RemoteHub
-    let log: @Sendable (String) -> Void
+    let log: @Sendable (LogLevel, String) -> Void
     let fd: Int32
     let running = Atomic<Bool>(false)
     let exited = DispatchSemaphore(value: 0)
@@ -45,6 +57,10 @@ public final class OSCServer: @unchecked Sendable {
 
     // OSC thread state.
     var subscribers: [Peer] = []
+    /// When each subscriber's address last sent anything (monotonic seconds).
+    var heardFrom: [[UInt8]: Double] = [:]
+    var budget = OSCReplyBudget()
+    var refusals = RefusalLog()
     var lastView: RemoteView?
     var buffer = [UInt8](repeating: 0, count: OSCServer.maxPacket + 1)
 
@@ -63,7 +79,7 @@ public final class OSCServer: @unchecked Sendable {
     /// Opens and binds the socket. Thread: main.
     public init(
         address: ListenAddress, allow: NetworkList?, hub: RemoteHub, subscribers: Int = OSCServer.maxSubscribers,
-        log: @escaping @Sendable (String) -> Void
+        log: @escaping @Sendable (LogLevel, String) -> Void
     ) throws(RemoteError) {
         subscriberLimit = max(1, subscribers)
         self.address = address
@@ -124,6 +140,27 @@ public final class OSCServer: @unchecked Sendable {
             }
         }
         sendChanges()
+        for line in refusals.flush(now: monotonicSeconds()) { log(.warning, "OSC: " + line) }
+    }
+
+    /// Whether `peer` may have the state and subscribe: inside `oscAllow`, or loopback when
+    /// it is not set.
+    func isAllowed(_ peer: Peer) -> Bool {
+        if let allow { return allow.contains(peer.bytes) }
+        return Self.isLoopback(peer.bytes)
+    }
+
+    static func isLoopback(_ b: [UInt8]) -> Bool {
+        if b.count == 4 { return b[0] == 127 }
+        if b.count == 16 {
+            if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return true }
+            return b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF && b[12] == 127
+        }
+        return false
+    }
+
+    func refused(_ kind: String, _ text: String) {
+        if let line = refusals.note(kind, text, now: monotonicSeconds()) { log(.warning, "OSC: " + line) }
     }
 
     /// One datagram, if one is waiting. Thread: OSC.
@@ -142,8 +179,12 @@ public final class OSCServer: @unchecked Sendable {
         guard let peer = Self.peer(storage, length) else { return true }
         if let allow, !allow.contains(peer.bytes) {
             packetsRefused.add(1, ordering: .relaxed)  // strangers get no answer
+            refused("stranger", "dropped a datagram from \(peer.description): outside oscAllow")
             return true
         }
+        let now = monotonicSeconds()
+        budget.received(n, from: peer.bytes, allowed: isAllowed(peer), now: now)
+        if heardFrom[peer.bytes] != nil { heardFrom[peer.bytes] = now }
         guard n <= Self.maxPacket else {
             reply(RemoteError("message of \(n) bytes: the most taken is \(Self.maxPacket)"), to: peer)
             return true
@@ -165,18 +206,58 @@ public final class OSCServer: @unchecked Sendable {
             guard hub.fromOSC.push(c) else { return reply(RemoteError("busy: too many commands waiting; this one is dropped"), to: peer) }
             hub.wakeControl()
         case .success(.subscribe(let port)):
+            guard isAllowed(peer) else {
+                refused("subscribe", "a subscription from \(peer.description) refused: not allowed (oscAllow)")
+                return reply(RemoteError("subscribe: not allowed from this address (oscAllow)"), to: peer)
+            }
             var p = peer
-            if let port { p.setPort(UInt16(port)) }
+            if let port, port != Int(peer.port) {
+                guard port >= Self.minSubscribePort, port <= 65535 else {
+                    refused("subscribe", "a subscription from \(peer.description) to port \(port) refused")
+                    return reply(RemoteError("subscribe: a port of \(Self.minSubscribePort)…65535, or none (the sender's)"), to: peer)
+                }
+                p.setPort(UInt16(port))
+            }
+            let now = monotonicSeconds()
             subscribers.removeAll { $0 == p }
-            if subscribers.count >= subscriberLimit { subscribers.removeFirst() }
+            if subscribers.count >= subscriberLimit {
+                // The same address's own first, else one idle long enough; never an active one.
+                let victim = subscribers.firstIndex { $0.bytes == p.bytes }
+                    ?? subscribers.indices.filter { now - (heardFrom[subscribers[$0].bytes] ?? 0) >= Self.subscriberIdleSeconds }
+                        .min { (heardFrom[subscribers[$0].bytes] ?? 0) < (heardFrom[subscribers[$1].bytes] ?? 0) }
+                guard let victim else {
+                    refused("subscribe", "a subscription from \(peer.description) refused: \(subscriberLimit) active subscribers")
+                    return reply(RemoteError("subscribe: \(subscriberLimit) subscribers already (oscSubscribers)"), to: peer)
+                }
+                subscribers.remove(at: victim)
+            }
             subscribers.append(p)
+            if let line = refusals.note("subscribed", "\(p.description) subscribed (\(subscribers.count) of \(subscriberLimit))", now: now) {
+                log(.info, "OSC: " + line)
+            }
+            heardFrom[p.bytes] = now
+            heardFrom = heardFrom.filter { k, _ in subscribers.contains { $0.bytes == k } }
             if lastView == nil { lastView = view }
-            for m in OSCAddressSpace.state(view) { send(m, to: p) }
+            sendBudgeted(OSCAddressSpace.state(view), to: p, budgetOf: peer)
         case .success(.unsubscribe):
             subscribers.removeAll { $0.bytes == peer.bytes }
         case .success(.state):
-            for m in OSCAddressSpace.state(view) { send(m, to: peer) }
+            guard isAllowed(peer) else {
+                refused("state", "a state request from \(peer.description) refused: not allowed (oscAllow)")
+                return reply(RemoteError("state: not allowed from this address (oscAllow)"), to: peer)
+            }
+            sendBudgeted(OSCAddressSpace.state(view), to: peer, budgetOf: peer)
         }
+    }
+
+    /// Sends all of `packets` to `peer` when they fit `source`'s reply budget, else none.
+    func sendBudgeted(_ packets: [OSCPacket], to peer: Peer, budgetOf source: Peer) {
+        let encoded = packets.map { $0.encoded() }
+        let total = encoded.reduce(0) { $0 + $1.count }
+        guard budget.take(total, to: source.bytes, allowed: isAllowed(source), now: monotonicSeconds()) else {
+            return refused("rate", "replies to \(source.description) over its budget dropped")
+        }
+        for bytes in encoded { sendBytes(bytes, to: peer) }
     }
 
     /// Sends the changes since the last turn to every subscriber. Thread: OSC.
@@ -197,11 +278,12 @@ public final class OSCServer: @unchecked Sendable {
 
     func reply(_ e: RemoteError, to peer: Peer) {
         errorsReplied.add(1, ordering: .relaxed)
-        send(OSCAddressSpace.error(e), to: peer)
+        sendBudgeted([OSCAddressSpace.error(e)], to: peer, budgetOf: peer)
     }
 
-    func send(_ packet: OSCPacket, to peer: Peer) {
-        let bytes = packet.encoded()
+    func send(_ packet: OSCPacket, to peer: Peer) { sendBytes(packet.encoded(), to: peer) }
+
+    func sendBytes(_ bytes: [UInt8], to peer: Peer) {
         var storage = peer.storage
         _ = bytes.withUnsafeBytes { b in
             withUnsafePointer(to: &storage) {

@@ -109,7 +109,7 @@ public struct RemoteView: Sendable {
 
     /// A song by 0-based index, or what is wrong.
     public func songCommand(_ index: Int) -> Result<RemoteCommand, RemoteError> {
-        guard songs.indices.contains(index) else { return .failure(RemoteError("no song \(index) (0…\(songs.count - 1))")) }
+        guard songs.indices.contains(index) else { return .failure(RemoteError("no song \(index + 1) (songs 1…\(songs.count))")) }
         return .success(RemoteCommand(kind: .song, index: index))
     }
 }

@@ -149,12 +149,19 @@ public final class RemoteHub: @unchecked Sendable {
         return true
     }
 
+    /// The songs (0-based) whose name is their rack's (a setlist entry without a name of its
+    /// own): a reload shows the rack's new name. Set before the switcher starts.
+    public var songsNamedByTheirRack: Set<Int> = []
+
     /// A new rack plays (song `song` of the setlist): a new state from its values.
     /// Thread: control (the switcher's `onChange`).
     public func planChanged(_ plan: RenderPlan, song: Int) {
         let serial = current.serial  // serials never go back: servers compare them
         let notice = current.notice
-        current = RemoteView(plan: plan, songs: current.songs, song: song, canBypass: canBypass)
+        var songs = current.songs
+        // A song shown by its rack's name takes the reloaded rack's (SIGHUP, --watch).
+        if songsNamedByTheirRack.contains(song), songs.indices.contains(song), !plan.rack.name.isEmpty { songs[song] = plan.rack.name }
+        current = RemoteView(plan: plan, songs: songs, song: song, canBypass: canBypass)
         current.serial = serial
         current.notice = notice
         self.plan = plan

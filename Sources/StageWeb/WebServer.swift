@@ -17,10 +17,17 @@ import Glibc
 ///
 /// Bounded and locked (racks/README.md § Remote control, "The web page"): GET only, and only
 /// the files found in the static folder at start (no path is ever joined from a request);
-/// WebSocket handshakes whose Origin is not the server's own host are refused, as are
-/// clients beyond `maxClients`; messages over `maxMessage` bytes close the connection;
+/// WebSocket handshakes whose Host is not an address this server serves (DNS rebinding),
+/// whose Origin is not that host, or whose Origin or Host is over-long are refused.
+/// `maxClients` slots are for PIN holders; viewers without the PIN share `maxViewers` others,
+/// and a new connection when those are full evicts the oldest viewer of the source address
+/// that has the most (a stranger's flood evicts its own). Viewers without the PIN are closed
+/// after `viewerIdleSeconds` without a message; everyone is pinged after `pingSeconds` idle
+/// and hung up without a pong by `hangupSeconds`; a frame not complete within `frameSeconds`
+/// closes the connection, as does one that declares more than `maxMessage` bytes.
 /// `ratePerSecond` messages a second per client (bursts of twice that); writing needs the PIN
-/// (constant-time, failures slowed) or a session token from it.
+/// (constant-time, failures slowed per source address under a global ceiling: WebSecurity)
+/// or a session token from it. Refusals are logged as warnings, once a minute per class.
 ///
 /// Thread: `init`, `start`, `stop` on main; `wake` any; the rest on the web thread.
 public final class WebServer: @unchecked Sendable {
@@ -37,6 +44,12 @@ public final class WebServer: @unchecked Sendable {
         public var maxSessions = 64
         /// PEM certificate and key for HTTPS/WSS (both or neither); nil: plain HTTP/WS.
         public var tls: (cert: String, key: String)?
+        /// Connections without the PIN at most (`WebServer.maxViewers`).
+        public var maxViewers = WebServer.maxViewers
+        public var viewerIdleSeconds = WebServer.viewerIdleSeconds
+        public var pingSeconds = WebServer.pingSeconds
+        public var hangupSeconds = WebServer.hangupSeconds
+        public var frameSeconds = WebServer.frameSeconds
 
         public init(address: ListenAddress, pin: String, viewers: Bool, maxClients: Int, staticFolder: String) {
             self.address = address
@@ -47,9 +60,32 @@ public final class WebServer: @unchecked Sendable {
         }
     }
 
+    /// Connections without the PIN kept at most, besides the `maxClients` PIN holders (a new
+    /// one beyond this evicts the oldest of the source with the most).
+    public static let maxViewers = 24
+    /// Seconds a connection without the PIN may go without sending a message (the page
+    /// reconnects by itself).
+    public static let viewerIdleSeconds = 300
+    /// Seconds idle before a WebSocket PING, and before hanging up without a PONG (everyone).
+    public static let pingSeconds = 20
+    public static let hangupSeconds = 30
+    /// Seconds a message may take from its first byte to its last.
+    public static let frameSeconds = 10
+    /// Connections from one source (an address, an IPv6 /64) open at once at most, pages and
+    /// files and handshakes under way together: a stranger's flood of half-open connections
+    /// cannot take every descriptor. A phone holds a few.
+    public static let maxConnectionsPerSource = 64
+    /// The machine's addresses are read again on a `Host` that is none of them, at most this
+    /// often (seconds): addresses come and go (DHCP), a stranger's wrong Hosts cost little.
+    public static let addressesRereadSeconds = 5.0
+
     /// One WebSocket client. Thread: web.
     final class Client {
         let wsi: OpaquePointer
+        /// Its address (an IPv6 one as its /64 network): the PIN lock's and eviction's key.
+        var source = ""
+        var since = 0.0
+        var messageStarted: Double?
         var canWrite = false
         var meters = false
         var rate: RateLimiter
@@ -67,7 +103,7 @@ public final class WebServer: @unchecked Sendable {
 
     public let options: Options
     let hub: RemoteHub
-    let log: @Sendable (String) -> Void
+    let log: @Sendable (LogLevel, String) -> Void
     /// Set once in `init` (it needs `self` as its user pointer); destroyed only in `deinit`,
     /// once no thread can wake it any more.
     private(set) var context: OpaquePointer?
@@ -83,6 +119,13 @@ public final class WebServer: @unchecked Sendable {
     var clients: [Int32: Client] = [:]
     var nextID: Int32 = 1
     var pending = 0
+    var refusals = RefusalLog()
+    /// The `Host` values this server answers to, and when they were read (refreshed at most
+    /// every few seconds on a miss: addresses come and go).
+    var served: Set<String> = []
+    /// The source of each accepted socket (by descriptor; checked again before it counts).
+    var connections: [Int32: String] = [:]
+    var servedAt = -1e9
 
     // Counters (any thread).
     public let handshakesRefused = Atomic<Int>(0)
@@ -91,14 +134,15 @@ public final class WebServer: @unchecked Sendable {
     let clientsNow = Atomic<Int>(0)
 
     /// Binds the port (an error when it cannot). Thread: main.
-    public init(options: Options, hub: RemoteHub, log: @escaping @Sendable (String) -> Void) throws(RemoteError) {
+    public init(options: Options, hub: RemoteHub, log: @escaping @Sendable (LogLevel, String) -> Void) throws(RemoteError) {
         self.options = options
         self.hub = hub
         self.log = log
         security = WebSecurity(pin: options.pin, maxTokens: options.maxSessions)
         files = Self.staticFiles(in: options.staticFolder)
         guard files["index.html"] != nil else { throw RemoteError("web: no index.html in \(options.staticFolder)") }
-        lws_set_log_level(LLL_ERR, nil)
+        lwsLog.withLock { $0 = log }
+        lws_set_log_level(LLL_ERR | LLL_WARN, emitLWSLine)
         let a = options.address
         var list: UnsafeMutableRawPointer?
         let bindAddress: String? = a.isWildcard ? nil : a.host
@@ -112,7 +156,8 @@ public final class WebServer: @unchecked Sendable {
                 withOptionalCString(options.tls?.key) { key in
                     stage_lws_create(
                         host, Int32(a.port), a.isIPv6 ? 1 : 0, webCallback, Unmanaged.passUnretained(self).toOpaque(),
-                        MemoryLayout<Int32>.size, options.maxMessage, cert, key, &list)
+                        MemoryLayout<Int32>.size, options.maxMessage, cert, key, UInt32(max(1, options.pingSeconds)),
+                        UInt32(max(2, options.hangupSeconds)), &list)
                 }
             }
         }
@@ -164,6 +209,8 @@ public final class WebServer: @unchecked Sendable {
         switch reason {
         case LWS_CALLBACK_HTTP:
             return serveHTTP(wsi, path: input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/")
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            return acceptConnection(Int32(truncatingIfNeeded: Int(bitPattern: input))) ? 0 : 1
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             return admit(wsi) ? 0 : 1
         case LWS_CALLBACK_ESTABLISHED:
@@ -171,8 +218,11 @@ public final class WebServer: @unchecked Sendable {
             nextID &+= 1
             user?.storeBytes(of: id, as: Int32.self)
             let c = Client(wsi: wsi, rate: options.ratePerSecond)
+            c.source = Self.source(of: wsi)
+            c.since = monotonicSeconds()
             clients[id] = c
             clientsNow.store(clients.count, ordering: .relaxed)
+            stage_lws_timeout(wsi, Int32(options.viewerIdleSeconds))
             queue(c, WebProtocol.hello(write: false, viewers: options.viewers))
             if options.viewers { sendState(c) } else { queue(c, WebProtocol.error("log in with the PIN to see the rack")) }
         case LWS_CALLBACK_RECEIVE:
@@ -186,6 +236,8 @@ public final class WebServer: @unchecked Sendable {
             clientsNow.store(clients.count, ordering: .relaxed)
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             publish()
+            for line in refusals.flush(now: monotonicSeconds()) { log(.warning, "web: " + line) }
+            flushLWSLines()
         default:
             break
         }
@@ -195,11 +247,13 @@ public final class WebServer: @unchecked Sendable {
     /// Static files by exact name; anything else 404, any method but GET 405.
     func serveHTTP(_ wsi: OpaquePointer, path: String) -> Int32 {
         guard stage_lws_is_get(wsi) != 0 else {
+            refused("method", "an HTTP request other than GET refused (405)", monotonicSeconds())
             _ = lws_return_http_status(wsi, 405, nil)
             return -1
         }
         let name = path == "/" || path.isEmpty ? "index.html" : String(path.drop { $0 == "/" })
         guard let mime = files[name] else {
+            refused("notFound", "a request for \(Self.shown(path)) refused (404: not one of the page's files)", monotonicSeconds())
             _ = lws_return_http_status(wsi, 404, nil)
             return stage_lws_http_done(wsi)
         }
@@ -209,42 +263,69 @@ public final class WebServer: @unchecked Sendable {
         return r < 0 ? -1 : 0
     }
 
-    /// A WebSocket handshake: the Origin must be this server's host, and there must be room.
+    /// A WebSocket handshake: the Host must be an address this server serves and the Origin
+    /// that host (neither over-long); when the viewers' slots are full, the oldest viewer of
+    /// the source with the most goes.
     func admit(_ wsi: OpaquePointer) -> Bool {
-        let origin = header(wsi, WSI_TOKEN_ORIGIN)
         let host = header(wsi, WSI_TOKEN_HOST)
-        guard WebSecurity.originMatches(origin: origin, host: host) else {
-            handshakesRefused.add(1, ordering: .relaxed)
-            log("web: refused a WebSocket from origin \(origin ?? "?") (this server is \(host ?? "?"))")
-            return false
+        let origin = header(wsi, WSI_TOKEN_ORIGIN)
+        let now = monotonicSeconds()
+        if case .tooLong = origin { return refuse("origin", "refused a WebSocket with an Origin over \(WebSecurity.maxHeaderBytes) bytes", now) }
+        if case .tooLong = host { return refuse("host", "refused a WebSocket with a Host over \(WebSecurity.maxHeaderBytes) bytes", now) }
+        if !WebSecurity.hostServed(host.text, served: served), now - servedAt > Self.addressesRereadSeconds {
+            served = servedHosts()
+            servedAt = now
         }
-        guard clients.count < options.maxClients else {
-            handshakesRefused.add(1, ordering: .relaxed)
-            log("web: refused a client: \(options.maxClients) connected already (webClients)")
-            return false
+        guard WebSecurity.hostServed(host.text, served: served) else {
+            return refuse("host", "refused a WebSocket for host \(Self.shown(host.text)) (not an address of this server: DNS rebinding?)", now)
+        }
+        guard WebSecurity.originMatches(origin: origin.text, host: host.text) else {
+            return refuse("origin", "refused a WebSocket from origin \(Self.shown(origin.text)) (this server is \(Self.shown(host.text)))", now)
+        }
+        let viewers = clients.filter { !$0.value.canWrite }
+        if viewers.count >= options.maxViewers {
+            var bySource: [String: Int] = [:]
+            for c in viewers.values { bySource[c.source, default: 0] += 1 }
+            let most = bySource.values.max() ?? 0
+            if let (id, c) = viewers.filter({ bySource[$0.value.source] == most }).min(by: { $0.value.since < $1.value.since }) {
+                clients[id] = nil
+                clientsNow.store(clients.count, ordering: .relaxed)
+                stage_lws_kill(c.wsi)
+                refused("evict", "closed a viewer without the PIN from \(c.source): \(options.maxViewers) viewers connected already", now)
+            }
         }
         return true
-    }
-
-    func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
-        var buffer = [CChar](repeating: 0, count: 512)
-        guard stage_lws_header(wsi, token, &buffer, Int32(buffer.count)) >= 0 else { return nil }
-        return String(cBuffer: buffer)
     }
 
     /// A fragment of a message; the whole message is handled at its last fragment.
     func receive(_ c: Client, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         if let input, length > 0 { c.incoming += UnsafeRawBufferPointer(start: input, count: length) }
-        if c.incoming.count > options.maxMessage {
+        let now = monotonicSeconds()
+        // What the frame still declares counts at once: a frame of 2^62 bytes is refused at
+        // its first bytes, not when they (never) come.
+        let remaining = lws_remaining_packet_payload(c.wsi)
+        if c.incoming.count > options.maxMessage || remaining > options.maxMessage - c.incoming.count {
             messagesRefused.add(1, ordering: .relaxed)
+            if let line = refusals.note("size", "closed a WebSocket from \(c.source): a message over \(options.maxMessage) bytes", now: now) {
+                log(.warning, "web: " + line)
+            }
             stage_lws_close_policy(c.wsi, "message over \(options.maxMessage) bytes")
             return -1
         }
-        guard lws_is_final_fragment(c.wsi) != 0, lws_remaining_packet_payload(c.wsi) == 0 else { return 0 }
+        guard lws_is_final_fragment(c.wsi) != 0, remaining == 0 else {
+            if c.messageStarted == nil {  // a message under way must end within frameSeconds
+                c.messageStarted = now
+                stage_lws_timeout(c.wsi, Int32(options.frameSeconds))
+            }
+            return 0
+        }
+        c.messageStarted = nil
+        stage_lws_timeout(c.wsi, c.canWrite ? 0 : Int32(options.viewerIdleSeconds))
         let bytes = c.incoming
         c.incoming.removeAll(keepingCapacity: true)
-        guard c.rate.allow(now: monotonicSeconds()) else {
+        guard c.rate.allow(now: now) else {
             messagesRefused.add(1, ordering: .relaxed)
+            refused("rate", "messages from \(c.source) over \(Int(options.ratePerSecond)) a second dropped", now)
             queue(c, WebProtocol.error("too many messages: at most \(Int(options.ratePerSecond)) a second"))
             return 0
         }
@@ -261,25 +342,34 @@ public final class WebServer: @unchecked Sendable {
         switch WebProtocol.request(text, view: view) {
         case .failure(let e):
             messagesRefused.add(1, ordering: .relaxed)
+            refused("request", "a request from \(c.source) refused: \(e.message.prefix(120))", monotonicSeconds())
             queue(c, WebProtocol.error(e.message))
         case .success(.login(let pin)):
-            switch security.login(pin, now: monotonicSeconds()) {
+            guard c.canWrite || holders() < options.maxClients else { return queue(c, WebProtocol.error(full())) }
+            let now = monotonicSeconds()
+            switch security.login(pin, from: c.source, now: now) {
             case .token(let t):
-                c.canWrite = true
+                promote(c)
                 queue(c, WebProtocol.session(token: t))
                 if !options.viewers { sendState(c) }
             case .wrongPIN(let wait):
-                log("web: a wrong PIN\(wait > 0 ? "; the next try waits \(Int(wait)) s" : "")")
+                refused("pin", "a wrong PIN from \(c.source)\(wait > 0 ? "; its next try waits \(Int(wait)) s" : "")", now)
                 queue(c, WebProtocol.error("wrong PIN" + (wait > 0 ? "; try again in \(Int(wait)) s" : "")))
             case .tooSoon(let wait):
+                refused("pinLocked", "a PIN from \(c.source) refused unchecked: locked for \(Int(wait.rounded(.up))) s", now)
                 queue(c, WebProtocol.error("too many wrong PINs: try again in \(Int(wait.rounded(.up))) s"))
+            case .tooManyGuesses(let wait):
+                refused("pinCeiling", "a PIN from \(c.source) refused unchecked: too many wrong PINs from all addresses together", now)
+                queue(c, WebProtocol.error("too many wrong PINs on this server: try again in \(Int(wait.rounded(.up))) s"))
             }
         case .success(.resume(let token)):
+            guard c.canWrite || holders() < options.maxClients else { return queue(c, WebProtocol.error(full())) }
             if security.isValid(token: token) {
-                c.canWrite = true
+                promote(c)
                 queue(c, WebProtocol.session(token: token))
                 if !options.viewers { sendState(c) }
             } else {
+                refused("token", "a session token from \(c.source) that this server never gave", monotonicSeconds())
                 queue(c, WebProtocol.error("the session has ended: log in with the PIN"))
             }
         case .success(.meters(let on)):
@@ -289,10 +379,32 @@ public final class WebServer: @unchecked Sendable {
             guard c.canWrite else { return queue(c, WebProtocol.error("read-only: log in with the PIN to save")) }
             guard hub.requestSave(snapshot: snapshot) else { return queue(c, WebProtocol.error("busy: a save is under way; try again")) }
         case .success(.command(let command)):
-            guard c.canWrite else { return queue(c, WebProtocol.error("read-only: log in with the PIN to change anything")) }
+            guard c.canWrite else {
+                refused("readOnly", "a change from \(c.source) without the PIN refused", monotonicSeconds())
+                return queue(c, WebProtocol.error("read-only: log in with the PIN to change anything"))
+            }
             guard hub.fromWeb.push(command) else { return queue(c, WebProtocol.error("busy: too many commands waiting; this one is dropped")) }
             hub.wakeControl()
         }
+    }
+
+    /// PIN holders connected.
+    func holders() -> Int { clients.values.reduce(0) { $0 + ($1.canWrite ? 1 : 0) } }
+
+    func full() -> String {
+        refused("full", "a login refused: \(options.maxClients) PIN holders connected already (webClients)", monotonicSeconds())
+        return "\(options.maxClients) pages with the PIN are connected already (webClients): close one"
+    }
+
+    /// The client holds the PIN now: a PIN holder's slot, no idle timeout (pings remain).
+    func promote(_ c: Client) {
+        c.canWrite = true
+        if c.messageStarted == nil { stage_lws_timeout(c.wsi, 0) }
+    }
+
+    /// Logs a refusal as a warning, at most once a minute per class (with a count).
+    func refused(_ kind: String, _ text: String, _ now: Double) {
+        if let line = refusals.note(kind, text, now: now) { log(.warning, "web: " + line) }
     }
 
     /// Sends the state and meters that changed since each client last heard. Thread: web.
@@ -367,6 +479,29 @@ public final class WebServer: @unchecked Sendable {
 func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
     guard let s else { return body(nil) }
     return s.withCString { body($0) }
+}
+
+/// Where libwebsockets' own log lines go (the server's log, with a level): set by `init`.
+let lwsLog = Mutex<(@Sendable (LogLevel, String) -> Void)?>(nil)
+/// libwebsockets' lines are refusals too ("User code denied connection" for each refused
+/// handshake): each kind (its text without digits) at most once a minute, with a count.
+let lwsRefusals = Mutex(RefusalLog())
+
+/// libwebsockets' log lines, each with a level prefix through the app's log.
+private func emitLWSLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
+    guard let line else { return }
+    let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !text.isEmpty, let sink = lwsLog.withLock({ $0 }) else { return }
+    let kind = String(text.filter { !$0.isNumber }.prefix(60))
+    guard let shown = lwsRefusals.withLock({ $0.note(kind, text, now: monotonicSeconds()) }) else { return }
+    sink(level == LLL_ERR ? .error : .warning, "web (libwebsockets): " + shown)
+}
+
+/// The counts of libwebsockets' lines held back, once their minute is over.
+func flushLWSLines() {
+    let lines = lwsRefusals.withLock { $0.flush(now: monotonicSeconds()) }
+    guard !lines.isEmpty, let sink = lwsLog.withLock({ $0 }) else { return }
+    for line in lines { sink(.warning, "web (libwebsockets): " + line) }
 }
 
 /// libwebsockets' one callback: finds the server through the context's user pointer.

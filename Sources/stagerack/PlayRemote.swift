@@ -29,6 +29,11 @@ extension LiveSession {
             tellMIDI: { [weak midi] address, value in midi?.noteParameterMoved(address, to: value, byPreset: false) },
             perform: { [weak switcher] r in switcher?.perform(r, at: EngineEvent.now) })
         hub.wakeControl = { [weak switcher] in switcher?.wakeUp() }
+        // The songs shown by their rack's name (song(_:) in PlayService.swift: a lone rack).
+        hub.songsNamedByTheirRack = Set(setlist.entries.indices.filter { i in
+            let e = setlist.entries[i]
+            return (e.name.isEmpty || e.name == e.rack) && song(i).name != (e.rack.split(separator: "/").last.map(String.init) ?? e.rack)
+        })
         if let midi {  // MIDI learn from the page: a new mapper for the MIDI thread
             hub.attachLearning(router: midi.router, remap: { [weak midi] m in midi?.replaceMapper(m, events: player.events) })
         }
@@ -53,9 +58,10 @@ extension LiveSession {
                     staticFolder: folder)
                 options.ratePerSecond = Double(s.integer(.webRate) ?? 50)
                 options.maxSessions = s.integer(.webSessions) ?? 64
+                Self.testTimeouts(&options)
                 do {
                     options.tls = try Self.tlsFiles(s.text(.webCert), s.text(.webKey))
-                    let server = try WebServer(options: options, hub: hub, log: { Log.info($0) })
+                    let server = try WebServer(options: options, hub: hub, log: { LogOutput.emit($0, $1) })
                     server.start()
                     hub.onPublish = { [weak server] in server?.wake() }  // control → web: a change to send
                     stops.append { server.stop() }
@@ -74,12 +80,13 @@ extension LiveSession {
             let allow = s.text(.oscAllow).flatMap { try? NetworkList.parse($0).get() }
             do {
                 let server = try OSCServer(
-                    address: address, allow: allow, hub: hub, subscribers: s.integer(.oscSubscribers) ?? OSCServer.maxSubscribers, log: { Log.info($0) })
+                    address: address, allow: allow, hub: hub, subscribers: s.integer(.oscSubscribers) ?? OSCServer.maxSubscribers,
+                    log: { LogOutput.emit($0, $1) })
                 server.start()
                 stops.append { server.stop() }
                 Log.info("OSC: listening on udp \(address)\(allow.map { " for \($0)" } ?? ""); addresses under /stagerack/ (racks/README.md, \"Remote control\")")
                 if !address.isLoopback && allow == nil {
-                    Log.warning("OSC has no authentication and listens on \(address): anyone on that network can control the rack (set oscAllow to your devices' network)")
+                    Log.warning("OSC has no authentication and listens on \(address): anyone on that network can control the rack, and only this machine gets /state and /subscribe (set oscAllow to your devices' network)")
                 }
             } catch {
                 Log.error("\(error); playing without OSC")
@@ -88,16 +95,32 @@ extension LiveSession {
         return (stops, web)
     }
 
-    /// Where the page's files are: installed (`PREFIX/share/stagerack/web`), or the
-    /// repository's `web/` next to `.build/release`, or `./web`.
+    /// A test hook: `STAGERACK_TEST_WEB_TIMEOUTS=ping,hangup,viewerIdle,frame` (seconds) so
+    /// that the remote tests see the timeouts in seconds, not minutes. Thread: main.
+    static func testTimeouts(_ o: inout WebServer.Options) {
+        guard let text = getenv("STAGERACK_TEST_WEB_TIMEOUTS").map({ String(cString: $0) }) else { return }
+        let n = text.split(separator: ",").compactMap { Int($0) }
+        guard n.count == 4, n.allSatisfy({ $0 > 0 }) else { return Log.warning("STAGERACK_TEST_WEB_TIMEOUTS: four whole seconds, ignored") }
+        (o.pingSeconds, o.hangupSeconds, o.viewerIdleSeconds, o.frameSeconds) = (n[0], n[1], n[2], n[3])
+    }
+
+    /// Where the page's files are: installed (`PREFIX/share/stagerack/web`), `web/` next to
+    /// the executable, or the source checkout's `web/` found by walking up from the executable
+    /// (`.build/<triple>/release/stagerack`, wherever `play` is started: the link
+    /// `.build/release` resolves to the triple's folder), then `./web`.
     static func webFolder() -> String? {
         var path = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &path, path.count - 1)
         let exe = n > 0 ? String(decoding: path[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
-        let dir = exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        for candidate in [dir + "/../share/stagerack/web", dir + "/../../web", dir + "/web", "web"] {
-            if access(candidate + "/index.html", R_OK) == 0 { return candidate }
+        var parts = exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().map(String.init)
+        var candidates = [parts.joined(separator: "/") + "/../share/stagerack/web", parts.joined(separator: "/") + "/web"]
+        for _ in 0..<6 where parts.count > 1 {  // the checkout holding the build tree
+            parts.removeLast()
+            let dir = parts.joined(separator: "/")
+            if access(dir + "/Package.swift", R_OK) == 0 { candidates.append(dir + "/web") }
         }
+        candidates.append("web")
+        for candidate in candidates where access(candidate + "/index.html", R_OK) == 0 { return candidate }
         return nil
     }
 

@@ -34,7 +34,7 @@ final class RemoteLimitSettingsTests: XCTestCase {
         var security = WebSecurity(pin: "1234", maxTokens: 2)
         var tokens: [String] = []
         for i in 0..<3 {
-            guard case .token(let t) = security.login("1234", now: Double(i)) else { return XCTFail() }
+            guard case .token(let t) = security.login("1234", from: "10.0.0.1", now: Double(i)) else { return XCTFail() }
             tokens.append(t)
         }
         XCTAssertFalse(security.isValid(token: tokens[0]))

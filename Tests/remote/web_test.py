@@ -224,18 +224,20 @@ def test_garbage_gets_an_error_and_changes_nothing():
 
 
 def test_too_many_clients():
-    open_ = [ws() for _ in range(4)]
+    """webClients slots are for PIN holders: a fifth login is refused (the page stays a
+    viewer); viewers without the PIN take other slots (Tests/remote/stage_security_test.py)."""
+    open_ = [logged_in() for _ in range(4)]
     try:
-        try:
-            extra = ws()
-        except Exception:
-            extra = None
-        assert extra is None, "a fifth client was let in (webClients 4)"
+        extra = ws()
+        receive_until(extra, "hello")
+        extra.send(json.dumps({"type": "login", "pin": PIN}))
+        assert "webClients" in receive_until(extra, "error")["error"]
+        extra.close()
     finally:
         for c in open_:
             c.close()
     time.sleep(0.3)
-    ws().close()  # room again
+    logged_in().close()  # room again
 
 
 def test_rate_limit():
@@ -313,7 +315,7 @@ check("web: a session token resumes, a made-up one does not", test_session_token
 check("web: a WebSocket from another origin is refused", test_wrong_origin_is_refused)
 check("web: an oversized message closes the connection", test_oversized_message_closes)
 check("web: garbage gets an error reply and changes nothing", test_garbage_gets_an_error_and_changes_nothing)
-check("web: too many clients are refused (webClients 4)", test_too_many_clients)
+check("web: too many PIN holders are refused (webClients 4)", test_too_many_clients)
 check("web: the per-client rate limit answers a flood with an error", test_rate_limit)
 check("web: fuzz of WebSocket frames, JSON and raw TCP: the server stays up", test_fuzz_frames_and_json)
 check("web: repeated wrong PINs are slowed (the right one waits too)", test_failures_are_slowed)
