@@ -48,7 +48,7 @@ public final class OSCServer: @unchecked Sendable {
     let fd: Int32
     let running = Atomic<Bool>(false)
     let exited = DispatchSemaphore(value: 0)
-    var thread: Thread?
+    var thread: StageThread?
 
     // Counters (any thread).
     public let packetsReceived = Atomic<Int>(0)
@@ -111,16 +111,12 @@ public final class OSCServer: @unchecked Sendable {
     deinit { close(fd) }
 
     /// Starts the OSC thread. Thread: main, once.
-    public func start() {
+    public func start() throws(StageThread.StartError) {
         running.store(true, ordering: .releasing)
-        let t = Thread { [self] in
-            nameThisThread("stagerack-osc")
+        thread = try StageThread(.init(name: "stagerack-osc")) { [self] in
             while running.load(ordering: .acquiring) { turn() }
             exited.signal()
         }
-        t.name = "stagerack-osc"
-        thread = t
-        t.start()
     }
 
     /// Stops the OSC thread and waits for it (50 ms at most). Thread: main.

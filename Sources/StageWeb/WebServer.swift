@@ -110,7 +110,7 @@ public final class WebServer: @unchecked Sendable {
     private(set) var protocols: UnsafeMutableRawPointer?
     let running = Atomic<Bool>(false)
     let exited = DispatchSemaphore(value: 0)
-    var thread: Thread?
+    var thread: StageThread?
     /// The files that may be served (name → MIME type), read once at start.
     let files: [String: String]
 
@@ -176,16 +176,12 @@ public final class WebServer: @unchecked Sendable {
     }
 
     /// Starts the web thread. Thread: main, once.
-    public func start() {
+    public func start() throws(StageThread.StartError) {
         running.store(true, ordering: .releasing)
-        let t = Thread { [self] in
-            nameThisThread("stagerack-web")
+        thread = try StageThread(.init(name: "stagerack-web")) { [self] in
             while running.load(ordering: .acquiring) { _ = lws_service(context, 0) }
             exited.signal()
         }
-        t.name = "stagerack-web"
-        thread = t
-        t.start()
     }
 
     /// Stops the web thread (the connections close when the server is released: other

@@ -62,7 +62,7 @@ extension LiveSession {
                 do {
                     options.tls = try Self.tlsFiles(s.text(.webCert), s.text(.webKey))
                     let server = try WebServer(options: options, hub: hub, log: { LogOutput.emit($0, $1) })
-                    server.start()
+                    try server.start()
                     hub.onPublish = { [weak server] in server?.wake() }  // control → web: a change to send
                     stops.append { server.stop() }
                     web = server
@@ -82,7 +82,7 @@ extension LiveSession {
                 let server = try OSCServer(
                     address: address, allow: allow, hub: hub, subscribers: s.integer(.oscSubscribers) ?? OSCServer.maxSubscribers,
                     log: { LogOutput.emit($0, $1) })
-                server.start()
+                try server.start()
                 stops.append { server.stop() }
                 Log.info("OSC: listening on udp \(address)\(allow.map { " for \($0)" } ?? ""); addresses under /stagerack/ (racks/README.md, \"Remote control\")")
                 if !address.isLoopback && allow == nil {
