@@ -129,9 +129,9 @@ check "devices: runs without sound hardware" devices
 play_signals() {
   "$BIN" play Tests/Fixtures/setlists/gig.json --playback cli_out --capture cli_in --status 2>"$WORK/play.log" &
   local pid=$!
-  sleep 2
+  wait_for_line "$WORK/play.log" '^info: running '
   kill -HUP $pid
-  sleep 1
+  wait_for_line "$WORK/play.log" 'switched to echo-a.json'
   local t0=$(date +%s%N)
   kill -TERM $pid
   wait $pid
