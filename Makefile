@@ -6,7 +6,7 @@ OUT ?= out
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-render clean install install-dry-run check-aarch64
+.PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-engine bench-render clean install install-dry-run check-aarch64
 .PHONY: remote-test
 .PHONY: bench-remote
 .PHONY: drift-test bench-drift
@@ -107,6 +107,12 @@ check-aarch64:
 bench: build
 	$(SWIFT) build -c release --product stagerack-bench
 	.build/release/stagerack-bench
+
+# the engine's own cost in callgrind instructions: the engine pass minus the same units run
+# alone, at 16 and 64 frames (Benchmarks/engine).
+bench-engine:
+	$(SWIFT) build -c release --product stagerack-bench
+	STAGERACK_BENCH=.build/release/stagerack-bench Benchmarks/engine/run.sh
 
 # render against sox and the fluidsynth CLI, callgrind instructions and peak RSS (Benchmarks/render).
 bench-render: build
