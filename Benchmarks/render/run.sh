@@ -2,7 +2,8 @@
 # Benchmarks/render/run.sh: `stagerack render` against sox and the fluidsynth CLI, side by
 # side in one run, on the same input (README.md next to this file has the figures).
 #
-#   Benchmarks/render/run.sh [SECONDS]     (default 60 s of voice-like input and MIDI song)
+#   Benchmarks/render/run.sh [SECONDS]     (default 60 s of voice-like input and MIDI song; the
+#                                           song is cut to SECONDS too, for us and the peers)
 #   LONG_SECONDS=3600 (the long input of the memory comparison; 0 skips it)
 #   STAGERACK=path/to/stagerack (a binary already built: no build)
 #
@@ -46,7 +47,8 @@ echo "== material: ${S} s voice-like input, ${S} s MIDI song (Benchmarks/synth/m
 # A sung-like input: a sawtooth gliding 150-300 Hz through a formant band, with vibrato.
 sox -n -r 48000 -c 1 -b 32 -e floating-point "$OUT/voice.wav" \
     synth "$S" sawtooth 150-300 synth sine amod 5 30 sinc -n 255 300-3000 vol 0.4 2>/dev/null
-python3 Benchmarks/synth/make_song.py "$OUT/song.mid"
+# The song cut to the length measured: the peers render the same S seconds of notes.
+python3 Benchmarks/synth/make_song.py "$OUT/song.mid" "$S"
 cat >"$OUT/io.json" <<'EOF'
 { "format": 2, "units": { "mic": { "type": "input" }, "out": { "type": "output" } }, "connections": [ "mic -> out" ] }
 EOF

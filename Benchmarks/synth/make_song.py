@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Writes the dense synth workload of docs PEERS.md as a Standard MIDI File.
 
-60 s, one channel (1), piano (program 0), 120 bpm: an 8-note chord struck every 250 ms
+60 s (or SECONDS: the same pattern cut to that length), one channel (1), piano (program 0), 120 bpm: an 8-note chord struck every 250 ms
 (held 240 ms) and a melody note every 125 ms (held 115 ms): 1,920 + 480 = 2,400 notes.
 Deterministic (no randomness), format 0, 480 ticks per quarter note.
 
-Usage: make_song.py OUT.mid
+Usage: make_song.py OUT.mid [SECONDS]
 """
 import struct
 import sys
@@ -36,10 +36,11 @@ def var_len(n):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
+    seconds = int(sys.argv[2]) if len(sys.argv) == 3 else SECONDS
     events = []  # (tick, order, bytes): note-offs sort before note-ons at one tick
-    total_ticks = SECONDS * 960
+    total_ticks = seconds * 960
     for i, tick in enumerate(range(0, total_ticks, CHORD_TICKS)):
         chord = CHORDS[(i // 8) % len(CHORDS)]
         for k, note in enumerate(chord):
@@ -65,7 +66,7 @@ def main():
         f.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, PPQ))
         f.write(b"MTrk" + struct.pack(">I", len(track)) + track)
     notes = sum(1 for e in events if e[2][0] == 0x90)
-    print(f"{sys.argv[1]}: {notes} notes, {SECONDS} s")
+    print(f"{sys.argv[1]}: {notes} notes, {seconds} s")
 
 
 if __name__ == "__main__":

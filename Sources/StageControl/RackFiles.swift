@@ -88,9 +88,12 @@ extension RackFiles {
     public static func readSetlist(_ path: String, checkSongs: Bool = true) throws(RackError) -> Setlist {
         let text = try text(path)
         if let root = try? JSONParser.parse(text), Setlist.isSetlist(root) {
-            let setlist = try SetlistReader.read(text: text, file: path)
-            let missing = (missingSongs(setlist) + missingTracks(setlist)).sorted { $0.song < $1.song }
-            if checkSongs && !missing.isEmpty { throw RackError(missing.map(\.diagnostic)) }
+            // The setlist's own problems and its missing files reported at once (also
+            // without `checkSongs`, whose caller checks them itself, when it throws anyway).
+            let (setlist, problems) = try SetlistReader.readReportingAll(text: text, file: path)
+            let checks = checkSongs || !problems.isEmpty
+            let missing = checks ? (missingSongs(setlist) + missingTracks(setlist)).sorted { $0.song < $1.song } : []
+            if !problems.isEmpty || !missing.isEmpty { throw RackError(problems + missing.map(\.diagnostic)) }
             return setlist
         }
         var single = Setlist()

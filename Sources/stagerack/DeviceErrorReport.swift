@@ -7,19 +7,26 @@ import StageService
 /// line; for one that is there but refused, all of them. Returns the exit status (1).
 /// Thread: main.
 func reportDeviceError(_ error: ALSAError, setup: PlayCommand.Setup) -> Int32 {
-    let role = error.device == setup.playback ? "playback" : error.device == setup.capture ? "capture" : "sound"
+    reportDeviceError(error, command: "play", playback: setup.playback, capture: setup.capture, deviceWait: setup.service.deviceWait)
+}
+
+/// The same report for any command that opens devices (`latency`): `deviceWait` nil for a
+/// command without `--device-wait` (no hint about it). Thread: main.
+func reportDeviceError(_ error: ALSAError, command: String, playback: String?, capture: String?, deviceWait: Double?) -> Int32 {
+    let role = error.device == playback ? "playback" : error.device == capture ? "capture" : "sound"
     let cards = SoundCards.list()
     var problem = DeviceProblem(
         device: error.device, role: role, function: error.function, code: error.code, technical: error.description,
-        cards: cards.map(\.id), cardNumbers: cards.map(\.index), deviceWait: setup.service.deviceWait)
+        cards: cards.map(\.id), cardNumbers: cards.map(\.index), deviceWait: deviceWait)
     let alsaLines = ALSAMessages.heldAtLastFailure
     let absent = DeviceAdvice.isAbsence(problem)
     if absent, let first = alsaLines.first { problem.technical += "; \(first)" }
     let (message, hints) = DeviceAdvice.explain(problem)
-    Log.error("stagerack play: \(message)")
+    Log.error("stagerack \(command): \(message)")
     if !absent {
         for line in alsaLines { Log.warning(line) }
     }
-    for hint in hints { Log.info(hint) }
+    // (Trying without a sound card is for `play`: a latency cannot be measured on none.)
+    for hint in hints where command == "play" || !hint.hasPrefix("to try play") { Log.info(hint) }
     return 1
 }

@@ -69,10 +69,14 @@ enum LatencyCommand {
         for period in periodList {
             let outcome: Swift.Result<LatencyMeasurement.Result, LatencyAnalysis.Failure>
             do {
-                outcome = try measurement.measure(period: period)
+                // alsa-lib's own lines kept back: a device that does not open is explained
+                // in words, as `play` does (DeviceErrorReport.swift).
+                outcome = try ALSAMessages.held { try measurement.measure(period: period) }
             } catch let busy as LatencyMeasurement.TooManyXruns {
                 Console.err("warning: period \(period): not measured: \(busy)")
                 continue
+            } catch let e as ALSAError {
+                return reportDeviceError(e, command: "latency", playback: measurement.playback, capture: measurement.capture, deviceWait: nil)
             }
             switch outcome {
             case .success(let result):

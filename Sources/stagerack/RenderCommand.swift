@@ -54,7 +54,12 @@ enum RenderCommand {
         var midi: StandardMIDIFile?
         if let path = a.options["--input"] {
             // Streamed from disk a block at a time: memory stays flat whatever its length.
-            let prepared = try RenderInput(path: path, rack: rack, rate: rate)
+            let prepared: RenderInput
+            do {
+                prepared = try RenderInput(path: path, rack: rack, rate: rate)
+            } catch {
+                throw InputFileProblem(path: path, error: error)
+            }
             for note in prepared.notes { Console.err("info: \(note)") }
             input = prepared.source
             inputIsEmpty = prepared.source.isEmpty()
@@ -136,5 +141,41 @@ enum RenderCommand {
         let claimed = file.claimedDuration < 1e12 ? String(Int(file.claimedDuration.rounded())) : "\(file.claimedDuration)"
         return "its time division and delta times put its last event at \(claimed) s; "
             + "render plays the first \(formatNumber(StandardMIDIFile.maximumSeconds / 60)) minutes of a MIDI file and drops the rest"
+    }
+}
+
+/// What is wrong with an `--input` file that does not open, in words and with its name
+/// (libsndfile alone says "Format not recognised." or "System error : No such file or
+/// directory."): not there, a folder, unreadable, a MIDI file (give it with --midi), or not
+/// audio libsndfile reads. Other problems (its channels) keep their own message.
+struct InputFileProblem: Error, CustomStringConvertible {
+    var description: String
+
+    init(path: String, error: AudioFileError) {
+        let what = "--input \(path)"
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            description = "\(what): no such file (the audio the rack's input unit hears: WAV, FLAC, AIFF, Ogg...)"
+            return
+        }
+        if st.st_mode & S_IFMT == S_IFDIR {
+            description = "\(what): is a folder, not an audio file"
+            return
+        }
+        guard let f = fopen(path, "rb") else {
+            description = "\(what): cannot be read (\(String(cString: strerror(errno))))"
+            return
+        }
+        var head = [UInt8](repeating: 0, count: 4)
+        let n = fread(&head, 1, 4, f)
+        fclose(f)
+        let lower = path.lowercased()
+        if n == 4 && head == Array("MThd".utf8) || lower.hasSuffix(".mid") || lower.hasSuffix(".midi") || lower.hasSuffix(".smf") {
+            description = "\(what): is a MIDI file, not audio: give it with --midi \(path) (--input is the audio the rack's input unit hears)"
+        } else if error.path == path && (error.message.hasPrefix("Format not recognised") || error.message.hasPrefix("System error")) {
+            description = "\(what): not an audio file this program reads (WAV, FLAC, AIFF, Ogg and the other formats of libsndfile): \(error.message)"
+        } else {
+            description = error.description
+        }
     }
 }

@@ -78,13 +78,16 @@ final class LiveStressTests: XCTestCase {
                 + "switches \(figures.switches), loads \(figures.loads), requests coalesced \(figures.coalesced), racks released "
                 + "\(figures.released); voices at the end \(figures.voices); RSS \(figures.rssBefore / 1024) → \(figures.rssAfter / 1024) MB, heap in use "
                 + "\(figures.heapBefore >> 20) → \(figures.heapAfter >> 20) MB; track underruns \(figures.underruns); recorded "
-                + "\(figures.recorded) frames, dropped \(figures.recordDropped); highest render load \(Int(figures.maxLoad * 100)) % of a period")
+                + "\(figures.recorded) frames, dropped \(figures.recordDropped); highest render load \(Int(figures.maxLoad * 100)) % of a period; "
+                + "events taken and tails ended \(formatNumber((figures.drainSeconds * 1000).rounded())) ms after the flood, voices "
+                + "\(formatNumber((figures.endSeconds * 1000).rounded())) ms of audio after that")
         XCTAssertEqual(figures.dropped, 0, "engine events dropped")
         XCTAssertEqual(figures.actionsDropped, 0, "actions dropped")
         XCTAssertEqual(figures.sent, figures.applied + figures.stale, "every engine event sent reached a rack, or was meant for one no longer playing")
         XCTAssertGreaterThan(Double(figures.messages), seconds * 9000, "the flood ran at 10,000 messages a second")
         XCTAssertGreaterThan(figures.switches, Int(seconds), "songs switched under the flood")
         XCTAssertEqual(figures.voices, 0, "no note hangs")
+        XCTAssertLessThan(figures.drainSeconds, 20, "the flood's events were taken and the tails ended")
         XCTAssertEqual(figures.enginesLeft, 0, "every rack released exactly once (none leaked)")
         XCTAssertEqual(violations, 0, "a queue saw a second producer or consumer thread")
         XCTAssertFalse(figures.recorderFailed, "the recording went on")
@@ -104,6 +107,9 @@ final class LiveStressTests: XCTestCase {
         var rssBefore = 0, rssAfter = 0
         var heapBefore: Int64 = -1, heapAfter: Int64 = -1
         var underruns = 0, recorded = 0, recordDropped = 0, recorderFailed = false, maxLoad: Float = 0
+        /// Wall time after the flood until its events were taken and the tails ended; audio
+        /// rendered after that until the voices ended.
+        var drainSeconds = 0.0, endSeconds = 0.0
     }
 
     func run(setlist path: String, seconds: Double) throws -> Figures {
@@ -165,13 +171,36 @@ final class LiveStressTests: XCTestCase {
         }
         stopFlood.set()
         floodDone.wait()
-        usleep(2_500_000)  // the last note-offs and their release; the last switch's tails
+        // What the end means, waited for (not a time): no more switches; then, while the
+        // audio thread plays on, every engine event sent taken by a rack (or dropped as meant
+        // for one no longer playing) and every switch's tail ended (at most 20 s).
+        switcher.stop()
+        let sentAtEnd = router.engineEventsSent
+        func drained() -> Bool {
+            player.eventsApplied.load(ordering: .relaxed) + player.eventsStale.load(ordering: .relaxed) == sentAtEnd
+                && player.tailsEnded.load(ordering: .relaxed) == player.switches.load(ordering: .relaxed)
+        }
+        let drainStart = monotonicSeconds()
+        while !drained() && monotonicSeconds() - drainStart < 20 { usleep(1_000) }
+        figures.drainSeconds = monotonicSeconds() - drainStart
+        live.requestStop()
+        audioDone.wait()
+        // Then this thread takes the render side over (no tail left: only the current rack)
+        // and renders until the last note-offs' release has ended (at most 20 s of audio):
+        // the synth's voices are the render thread's to count.
+        player.handOverRenderThread()
+        player.current.handOverRenderThread()
+        let output = BusStorage(bufferCount: 2, maxFrames: 128)
+        var endFrames = 0
+        func voices() -> Int { player.current.plan.units.compactMap { $0 as? SynthUnit }.reduce(0) { $0 + $1.activeVoiceCount } }
+        while (player.eventsWaiting > 0 || voices() > 0) && endFrames < 20 * 48000 {
+            player.render(frameCount: 128, input: nil, output: output.bus(first: 0, channels: 2))
+            endFrames += 128
+        }
+        figures.endSeconds = Double(endFrames) / 48000
         while router.monitor?.pop() != nil {}
         figures.rssAfter = Self.residentKB()
         figures.heapAfter = alloc_counter_heap_in_use()
-        live.requestStop()
-        audioDone.wait()
-        switcher.stop()
         recorder.stop()
         figures.recorded = recorder.writtenFrames
         figures.recordDropped = recorder.droppedFrames

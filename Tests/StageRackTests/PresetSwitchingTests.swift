@@ -129,8 +129,12 @@ final class PresetSwitchingTests: XCTestCase {
         }
         switcher.request(.program(2, bank: 0))  // the last request: song B
         let deadline = Date().addingTimeInterval(5)
-        while switcher.currentIndex != 1 && Date() < deadline { usleep(10_000) }
-        usleep(200_000)
+        // Until the render thread has begun the switch to every rack the switcher submitted.
+        func settled() -> Bool {
+            switcher.currentIndex == 1 && player.switches.load(ordering: .relaxed) == switcher.loadsCompleted.load(ordering: .relaxed)
+        }
+        while !settled() && Date() < deadline { usleep(1_000) }
+        XCTAssertTrue(settled(), "the render thread took every rack submitted within 5 s")
         finished.append("done")
         XCTAssertEqual(switcher.currentIndex, 1, "ends on the last program requested")
         XCTAssertEqual(switcher.maxLoadsInFlight.load(ordering: .relaxed), 1, "never more than one load in flight")

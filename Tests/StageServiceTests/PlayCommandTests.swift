@@ -225,10 +225,23 @@ final class PlayCommandTests: XCTestCase {
         func screen() throws -> [String] {
             try Tool.run(tmux, ["capture-pane", "-p", "-t", session], environment: tmuxEnv).stdout.split(separator: "\n").map(String.init)
         }
-        usleep(2_000_000)
-        let first = try screen()
-        usleep(700_000)
-        let second = try screen()
+        // Waits for what each step means, not for a time: the meter block drawn whole, then
+        // redrawn with a moved clock, then the stop logged.
+        func screen(until done: ([String]) -> Bool, _ what: String) throws -> [String] {
+            let deadline = Date().addingTimeInterval(20)
+            var s = try screen()
+            while !done(s) && Date() < deadline {
+                usleep(50_000)
+                s = try screen()
+            }
+            XCTAssertTrue(done(s), "waited 20 s for \(what):\n\(s.joined(separator: "\n"))")
+            return s
+        }
+        let whole: ([String]) -> Bool = { s in
+            s.contains { $0.hasPrefix("StageRack  ") } && s.contains { $0.hasPrefix("xruns ") && $0.contains("   MIDI: ") }
+        }
+        let first = try screen(until: whole, "the meter block")
+        let second = try screen(until: { whole($0) && $0 != first }, "the meters redrawn")
         for s in [first, second] {
             XCTAssertEqual(s.filter { $0.hasPrefix("StageRack  Test Rack  ") && $0.contains("  RT  snapshot -  (/tmp/") }.count, 1,
                            "one meter block, redrawn in place:\n\(s.joined(separator: "\n"))")
@@ -244,8 +257,7 @@ final class PlayCommandTests: XCTestCase {
         XCTAssertNotEqual(first, second, "the clock moved")
         // A log line (SIGINT: "stopping") goes above the meters, which stay on screen.
         _ = try Tool.run(tmux, ["send-keys", "-t", session, "C-c"], environment: tmuxEnv)
-        usleep(1_000_000)
-        let last = try screen()
+        let last = try screen(until: { $0.contains { $0.hasPrefix("info: stopped after ") } }, "the stop logged")
         let stopping = last.firstIndex(of: "info: stopping")
         let block = last.firstIndex { $0.hasPrefix("StageRack  ") }
         XCTAssertNotNil(stopping, last.joined(separator: "\n"))

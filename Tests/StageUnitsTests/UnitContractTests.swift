@@ -12,6 +12,17 @@ final class UnitContractTests: XCTestCase {
     /// Types whose output legitimately depends on block boundaries, with the reason.
     static let blockVariant: [String: String] = [:]
 
+    /// Types whose output is silent for this test's signal and settings, with the reason.
+    /// Every other type must sound, or the block-size and reset comparisons would pass for
+    /// a unit that outputs nothing.
+    static let silentHere: [String: String] = [:]
+
+    /// Fails when every channel of `out` is silent: a comparison of silences proves nothing.
+    func assertNotSilent(_ out: [[Float]], _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+        let peak = out.map { Measure.peak($0) }.max() ?? 0
+        XCTAssertGreaterThan(peak, 1e-3, "\(what): the output is silent (peak \(peak)), so comparing it proves nothing", file: file, line: line)
+    }
+
     var types: [any UnitType] {
         StandardUnits.types.filter { $0.role == .processor || $0.role == .generator }
     }
@@ -48,6 +59,7 @@ final class UnitContractTests: XCTestCase {
     func testBlockSizeInvariance() throws {
         for type in types where Self.blockVariant[type.name] == nil {
             let reference = try render(type, block: 1)
+            if Self.silentHere[type.name] == nil { assertNotSilent(reference, "\(type.name): block 1") }
             for block in [17, 64, 512] {
                 let out = try render(type, block: block)
                 for c in 0..<out.count {
@@ -66,6 +78,7 @@ final class UnitContractTests: XCTestCase {
             h.reset()
             if type.receivesMIDI { h.send(.noteOn(channel: 0, note: 64, velocity: 90), atFrame: 10) }
             let second = h.render(input: [signal(8000)], frames: 8000, blockSize: 256)
+            if Self.silentHere[type.name] == nil { assertNotSilent(first, "\(type.name): before reset") }
             XCTAssertEqual(first, second, "\(type.name): reset must restore the initial state")
         }
     }

@@ -33,13 +33,21 @@ reload_storm() {
   printf '{ "format": 1, "songs": [ { "rack": "echo-a.json", "program": 1 }, { "rack": "dry-b.json", "program": 2 } ] }\n' >"$WORK/set.json"
   "$BIN" play "$WORK/set.json" --playback live_out --capture live_in --no-config 2>"$WORK/storm.log" &
   local pid=$!
-  sleep 1
+  # The signals are blocked and waited for before the ready line ("info: running ...").
+  wait_for_line "$WORK/storm.log" '^info: running ' || { kill -TERM $pid; wait $pid; return 1; }
+  # The storm: 20 SIGHUPs 0.1 s apart (the pace is the load, not a wait).
   for _ in $(seq 20); do kill -HUP $pid; sleep 0.1; done
-  sleep 0.5
+  # Its reloads done: the last "SIGHUP: reloading" line has its "switched to" after it.
+  local last_done='{ if (/SIGHUP: reloading/) s = 1; else if (/switched to echo-a.json/) s = 0 } END { exit s }'
+  local deadline=$(($(date +%s) + 20))
+  until awk "$last_done" "$WORK/storm.log"; do
+    (($(date +%s) < deadline)) || { echo "the storm's last reload never finished"; break; }
+    sleep 0.02
+  done
   # A broken file on the next reload: a warning, and the rack keeps playing.
   printf '{ "format": 1, "units": { "x": { "type": "reverbe" } } }\n' >"$WORK/echo-a.json"
   kill -HUP $pid
-  sleep 0.5
+  wait_for_line "$WORK/storm.log" '^warning: cannot switch to echo-a.json'
   kill -TERM $pid
   wait $pid
   local rc=$?

@@ -82,6 +82,45 @@ check "render: a setlist with one program change reports \"1 switch\"" render_on
 render_needs_output() { ! "$BIN" render racks/default.json --demo 2>/dev/null; }
 check "render: --output is required" render_needs_output
 
+render_input_problems() {  # the file named, what is wrong said, --midi suggested for a MIDI file
+  local out rc
+  printf 'MThd\0\0\0\6\0\0\0\1\1\340MTrk\0\0\0\4\0\377\57\0' >"$WORK/song.mid"
+  out=$("$BIN" render racks/monitor.json --input "$WORK/song.mid" --output "$WORK/x.wav" 2>&1); rc=$?
+  test $rc -ne 0 && grep -q -- "--input .*song.mid: is a MIDI file, not audio: give it with --midi .*song.mid" <<<"$out" \
+    && ! grep -q 'Format not recognised' <<<"$out" || { echo "exit $rc: $out"; return 1; }
+  out=$("$BIN" render racks/monitor.json --input "$WORK/nothere.wav" --output "$WORK/x.wav" 2>&1); rc=$?
+  test $rc -ne 0 && grep -q -- "--input .*nothere.wav: no such file" <<<"$out" && ! grep -q 'System error' <<<"$out" \
+    || { echo "exit $rc: $out"; return 1; }
+  printf 'not audio at all, just words\n' >"$WORK/notes.wav"
+  out=$("$BIN" render racks/monitor.json --input "$WORK/notes.wav" --output "$WORK/x.wav" 2>&1); rc=$?
+  test $rc -ne 0 && grep -q -- "--input .*notes.wav: not an audio file this program reads" <<<"$out" || { echo "exit $rc: $out"; return 1; }
+}
+check "render --input: a MIDI file, a missing file, a text file: each named and said what it is" render_input_problems
+
+setlist_all_errors() {  # the setlist's own errors and its missing rack in one report
+  mkdir -p "$WORK/sets/sub"
+  cp racks/monitor.json "$WORK/sets/"
+  printf '{ "format": 1, "songs": [ { "rack": "../monitor.json", "program": 1 }, { "rack": "../gone.json", "program": 2 },\n  { "rack": "../monitor.json", "progam": 3 } ] }\n' \
+    >"$WORK/sets/sub/set.json"
+  local out
+  out=$("$BIN" validate "$WORK/sets/sub/set.json" 2>&1)
+  test $? -eq 1 && grep -q 'set.json:2:32: songs\[2\].progam: unknown key' <<<"$out" \
+    && grep -q 'set.json:1:.*songs\[1\].rack: .*gone.json' <<<"$out" || { echo "$out"; return 1; }
+}
+check "validate: a setlist's own errors and a missing rack reported at once" setlist_all_errors
+
+setlist_paths_normalised() {  # racks/setlists/../monitor.json is racks/monitor.json
+  mkdir -p "$WORK/norm/setlists"
+  cp Tests/Fixtures/racks/invalid/parameter-out-of-range.json "$WORK/norm/bad.json"
+  printf '{ "format": 1, "songs": [ { "rack": "../bad.json", "program": 1 }, { "rack": "./../bad.json", "program": 2 } ] }\n' \
+    >"$WORK/norm/setlists/set.json"
+  local out bin
+  bin=$(realpath "$BIN")
+  out=$(cd "$WORK" && "$bin" validate norm/setlists/set.json 2>&1)
+  grep -q '^norm/bad.json:6:64: units.mix.params.gain2' <<<"$out" && ! grep -q '\.\./\|/\./' <<<"$out" || { echo "$out"; return 1; }
+}
+check "validate: a setlist's song paths print normalised (no setlists/../)" setlist_paths_normalised
+
 graph() { local out; out=$("$BIN" graph racks/default.json) && [[ ${out%%$'\n'*} == digraph* ]]; }
 check "graph: DOT output" graph
 
@@ -129,9 +168,9 @@ check "devices: runs without sound hardware" devices
 play_signals() {
   "$BIN" play Tests/Fixtures/setlists/gig.json --playback cli_out --capture cli_in --status 2>"$WORK/play.log" &
   local pid=$!
-  sleep 2
+  wait_for_line "$WORK/play.log" '^info: running '
   kill -HUP $pid
-  sleep 1
+  wait_for_line "$WORK/play.log" 'switched to echo-a.json'
   local t0=$(date +%s%N)
   kill -TERM $pid
   wait $pid
@@ -173,5 +212,14 @@ play_missing_card() {  # what is wrong and what to do, without alsa-lib's chain 
     && grep -q -- '--playback null --capture null' <<<"$out" && ! grep -q 'warning: alsa-lib' <<<"$out" || { echo "$out"; return 1; }
 }
 check "play: a missing sound card says so and what to do (devices, --device-wait, null/file devices)" play_missing_card
+
+latency_missing_card() {  # the same explanation as play, not alsa-lib's eight raw lines
+  local out
+  out=$("$BIN" latency --no-config --playback hw:CARD=NoSuchCard9,DEV=0 --capture hw:CARD=NoSuchCard9,DEV=0 --period 128 2>&1)
+  test $? -eq 1 && grep -q 'stagerack latency: cannot open the playback device "hw:CARD=NoSuchCard9,DEV=0": .*no sound card' <<<"$out" \
+    && grep -q 'stagerack devices' <<<"$out" && ! grep -q 'warning: alsa-lib' <<<"$out" && ! grep -q -- '--device-wait' <<<"$out" \
+    || { echo "$out"; return 1; }
+}
+check "latency: a missing sound card says so and what to do, as play does" latency_missing_card
 
 finish

@@ -47,6 +47,15 @@ public enum SetlistReader {
     static let entryKeys = ["rack", "name", "program", "bank", "comment"] + SetlistSong.keys
 
     public static func read(text: String, file: String) throws(RackError) -> Setlist {
+        let (setlist, problems) = try readReportingAll(text: text, file: file)
+        if !problems.isEmpty { throw RackError(problems) }
+        return setlist
+    }
+
+    /// The setlist as far as it reads, with its problems (thrown only when nothing can be
+    /// read: not JSON, not an object, no songs): a caller that checks the songs' files too
+    /// reports everything at once.
+    public static func readReportingAll(text: String, file: String) throws(RackError) -> (Setlist, [RackDiagnostic]) {
         let root: JSONNode
         do {
             root = try JSONParser.parse(text)
@@ -91,7 +100,7 @@ public enum SetlistReader {
             let path = "songs[\(i)]"
             var entry = Setlist.Entry(rack: "", name: "", program: nil, bank: 0, location: e.location)
             if let s = e.string {
-                entry.rack = s.hasPrefix("/") ? s : folder + s
+                entry.rack = joined(folder, s)
                 entry.name = s
                 entry.rackLocation = e.location
                 entry.rackAsWritten = s
@@ -109,7 +118,7 @@ public enum SetlistReader {
                 report(e.location, "\(path).rack", "missing (the rack file, relative to the setlist)")
                 continue
             }
-            entry.rack = rack.hasPrefix("/") ? rack : folder + rack
+            entry.rack = joined(folder, rack)
             entry.rackLocation = e["rack"]?.value.location
             entry.rackAsWritten = rack
             entry.name = e["name"]?.value.string ?? rack
@@ -133,7 +142,24 @@ public enum SetlistReader {
             }
             setlist.entries.append(entry)
         }
-        if !d.isEmpty { throw RackError(d) }
-        return setlist
+        return (setlist, d)
+    }
+
+    /// `folder` + `name` with `.` and `dir/..` taken out (`racks/setlists/../monitor.json`
+    /// → `racks/monitor.json`), as a user would write it; `..` at the start is kept.
+    static func joined(_ folder: String, _ name: String) -> String {
+        if name.hasPrefix("/") { return name }
+        let whole = folder + name
+        var parts: [Substring] = []
+        for part in whole.split(separator: "/", omittingEmptySubsequences: true) {
+            if part == "." { continue }
+            if part == "..", let last = parts.last, last != ".." {
+                parts.removeLast()
+                continue
+            }
+            parts.append(part)
+        }
+        let path = parts.joined(separator: "/")
+        return whole.hasPrefix("/") ? "/" + path : path.isEmpty ? "." : path
     }
 }

@@ -31,7 +31,7 @@ public struct SetlistSong: Sendable, Equatable {
         var song = SetlistSong()
         if let t = e["track"] {
             if let s = t.value.string, !s.isEmpty {
-                song.track = s.hasPrefix("/") ? s : folder + s
+                song.track = SetlistReader.joined(folder, s)
                 song.trackAsWritten = s
                 song.trackLocation = t.value.location
             } else {
