@@ -188,8 +188,7 @@ final class LiveStressTests: XCTestCase {
         // Then this thread takes the render side over (no tail left: only the current rack)
         // and renders until the last note-offs' release has ended (at most 20 s of audio):
         // the synth's voices are the render thread's to count.
-        player.handOverRenderThread()
-        player.current.handOverRenderThread()
+        player.handOverRenderThread()  // the playing rack's queues too
         let output = BusStorage(bufferCount: 2, maxFrames: 128)
         var endFrames = 0
         func voices() -> Int { player.current.plan.units.compactMap { $0 as? SynthUnit }.reduce(0) { $0 + $1.activeVoiceCount } }

@@ -160,12 +160,18 @@ public final class RackPlayer: @unchecked Sendable {
     }
 
     /// The render thread is being replaced: the next thread to render owns the render
-    /// side of every queue. Thread: control, while no render thread runs.
+    /// side of every queue: the player's own, and those of the playing rack and of the
+    /// racks ringing out (their events, their units' queues: a player's disk queues).
+    /// Thread: control, while no render thread runs.
     public func handOverRenderThread() {
         events.handOverConsumer()
         controlEvents.handOverConsumer()
         incoming.handOverConsumer()
         retired.handOverProducer()
+        current.handOverRenderThread()
+        for k in 0..<Self.maxTails where tails[k].active {
+            Unmanaged<RenderEngine>.fromOpaque(tails[k].pointer).takeUnretainedValue().handOverRenderThread()
+        }
     }
 
     /// Events waiting in the player's queues (for a final check). Thread: any, as an estimate.
