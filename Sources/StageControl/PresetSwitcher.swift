@@ -93,7 +93,6 @@ public final class PresetSwitcher: @unchecked Sendable {
     let pending = Locked<Request?>(nil)
     let wake = DispatchSemaphore(value: 0)
     let running = Atomic<Bool>(false)
-    let exited = DispatchSemaphore(value: 0)
     let loadsInFlight = Atomic<Int>(0)
     /// The most loads ever in flight at once (for tests: must stay 1).
     public let maxLoadsInFlight = Atomic<Int>(0)
@@ -139,7 +138,6 @@ public final class PresetSwitcher: @unchecked Sendable {
                 player.collectRetired()
             }
             player.collectRetired()
-            exited.signal()
         }
     }
 
@@ -176,7 +174,7 @@ public final class PresetSwitcher: @unchecked Sendable {
     public func stop() {
         guard thread != nil, running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         wake.signal()
-        exited.wait()
+        thread?.join()  // joined, not left to leak
         thread = nil
     }
 

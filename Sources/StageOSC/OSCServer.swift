@@ -47,7 +47,6 @@ public final class OSCServer: @unchecked Sendable {
     let log: @Sendable (LogLevel, String) -> Void
     let fd: Int32
     let running = Atomic<Bool>(false)
-    let exited = DispatchSemaphore(value: 0)
     var thread: StageThread?
 
     // Counters (any thread).
@@ -115,14 +114,13 @@ public final class OSCServer: @unchecked Sendable {
         running.store(true, ordering: .releasing)
         thread = try StageThread(.init(name: "stagerack-osc")) { [self] in
             while running.load(ordering: .acquiring) { turn() }
-            exited.signal()
         }
     }
 
     /// Stops the OSC thread and waits for it (50 ms at most). Thread: main.
     public func stop() {
         guard thread != nil, running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        exited.wait()
+        thread?.join()  // joined, not left to leak
         thread = nil
     }
 

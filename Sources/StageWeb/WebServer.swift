@@ -109,7 +109,6 @@ public final class WebServer: @unchecked Sendable {
     private(set) var context: OpaquePointer?
     private(set) var protocols: UnsafeMutableRawPointer?
     let running = Atomic<Bool>(false)
-    let exited = DispatchSemaphore(value: 0)
     var thread: StageThread?
     /// The files that may be served (name → MIME type), read once at start.
     let files: [String: String]
@@ -180,7 +179,6 @@ public final class WebServer: @unchecked Sendable {
         running.store(true, ordering: .releasing)
         thread = try StageThread(.init(name: "stagerack-web")) { [self] in
             while running.load(ordering: .acquiring) { _ = lws_service(context, 0) }
-            exited.signal()
         }
     }
 
@@ -189,7 +187,7 @@ public final class WebServer: @unchecked Sendable {
     public func stop() {
         guard thread != nil, running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         wake()
-        exited.wait()
+        thread?.join()  // joined, not left to leak
         thread = nil
     }
 

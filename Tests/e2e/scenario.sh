@@ -240,14 +240,17 @@ voice = [r for r in runs if r[0] == "voice+700"]
 # single window is an xrun's click, broadband, where any probe frequency may come out on top).
 dry_windows = sum(r[2] - r[1] + 1 for r in runs_all if r[0] == "dry" and r[2] > r[1])
 if voice:
-    v = voice[0]
-    ratios = [levels[i][1][299.66] / max(levels[i][1][200.0], 1e-9) for i in range(v[1] + 2, v[2] - 1) if labels[i] == "voice+700"]
+    # Every run of the shifted voice counts: under TCG a burst of xruns (the host's load,
+    # reported above) can cut the phrase in two with a gap longer than the merge allows.
+    ratios = [levels[i][1][299.66] / max(levels[i][1][200.0], 1e-9)
+              for v in voice for i in range(v[1] + 2, v[2] - 1) if labels[i] == "voice+700"]
+    shifted = sum(v[2] - v[1] + 1 for v in voice)
     # A dry leak lowers every window's ratio; an xrun's click (broadband) lowers one or two.
     median = sorted(ratios)[len(ratios) // 2] if ratios else 0
     clean = sum(1 for r in ratios if r > 5) / max(len(ratios), 1)
-    print("voice %.2f s shifted, dry windows %d, shifted/dry ratio median %.1f, min %.1f, over 5 in %.0f %% of windows"
-          % ((v[2] - v[1] + 1) * 0.05, dry_windows, median, min(ratios) if ratios else 0, 100 * clean))
-    print("VOICE_OK" if v[2] - v[1] >= 30 and dry_windows == 0 and median > 20 and clean >= 0.8 else "VOICE_BAD")
+    print("voice %.2f s shifted in %d run(s), dry windows %d, shifted/dry ratio median %.1f, min %.1f, over 5 in %.0f %% of windows"
+          % (shifted * 0.05, len(voice), dry_windows, median, min(ratios) if ratios else 0, 100 * clean))
+    print("VOICE_OK" if shifted >= 31 and dry_windows == 0 and median > 20 and clean >= 0.8 else "VOICE_BAD")
 else:
     print("VOICE_BAD no shifted voice")
 want = ["C4", "E4", "G4", "C5", "A4"]

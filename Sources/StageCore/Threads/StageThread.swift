@@ -84,7 +84,16 @@ public final class StageThread: @unchecked Sendable {
     }
 
     /// Waits for the thread to end. Thread: one other thread, once.
-    public func join() { pthread_join(thread, nil) }
+    public func join() {
+        guard !joined else { return }
+        pthread_join(thread, nil)
+        joined = true
+    }
+
+    private var joined = false
+
+    /// A thread nobody joined is detached, so that its resources go when it ends.
+    deinit { if !joined { pthread_detach(thread) } }
 
     private static func create(
         _ thread: inout pthread_t, _ options: Options, priority: Int32?, _ context: UnsafeMutableRawPointer
