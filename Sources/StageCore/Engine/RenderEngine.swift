@@ -201,7 +201,6 @@ public final class RenderEngine: @unchecked Sendable {
     /// buses at `offset`, the events of that stretch. Thread: render.
     private func renderSegment(offset: Int, frames frameCount: Int, blockStart: Int64, count: Int) {
         let start = blockStart + Int64(offset)
-        let end = start + Int64(frameCount)
         let first = offset == 0
         let steps = plan.steps
         let hostInput = offset == 0 ? plan.hostInput : hostInputAt(offset)
@@ -211,23 +210,8 @@ public final class RenderEngine: @unchecked Sendable {
             let bank = plan.parameters[u]
             // Parameters: fill per-sample values, applying this unit's events at their frames.
             bank.beginBlock()
-            var unitEventCount = 0
-            for e in 0..<count where Int(blockEvents[e].unit) == u {
-                let event = blockEvents[e]
-                // Late events (and `EngineEvent.now`) apply at the block's first frame.
-                guard event.sampleTime < end && (first || event.sampleTime >= start) else { continue }
-                let offset = event.sampleTime <= start ? 0 : Int(event.sampleTime - start)
-                switch event.kind {
-                case .parameter:
-                    bank.fill(upTo: offset)
-                    bank.setTarget(Int(event.parameter), event.value, rampFrames: Int(event.rampFrames))
-                case .midi where unitEventCount < unitEventCapacity:
-                    unitEvents[unitEventCount] = UnitEvent(frameOffset: Int32(offset), message: event.message)
-                    unitEventCount += 1
-                default:
-                    break
-                }
-            }
+            let unitEventCount = applyUnitEvents(
+                unit: u, bank: bank, count: count, start: start, frames: frameCount, takesLate: first)
             bank.fill(upTo: frameCount)
             if silence.isDormant(u) || parking.isParked(u) {
                 // Nobody hears it (UnitSilence), or a panic parked it until the control
@@ -235,26 +219,11 @@ public final class RenderEngine: @unchecked Sendable {
                 for o in step.outputs { o.clear(frames: frameCount) }
                 signal.outputSilent[u] = true
             } else {
-                for a in step.adapters { adapt(a, frames: frameCount) }
-                var inputs = step.inputs
-                let resumedAt = silence.resumedAt[u]
-                if resumedAt != .min {
-                    if resumeFade.isFading(resumedAt: resumedAt, start: start) {
-                        inputs = resumeFade.fadedInputs(step.inputs, resumedAt: resumedAt, start: start, count: frameCount)
-                    } else {
-                        silence.resumedAt[u] = .min
-                    }
-                }
                 let call = UnitCall(
-                    step: s, unit: u, start: start, frames: frameCount, inputs: inputs, outputs: step.outputs,
+                    step: s, unit: u, start: start, frames: frameCount, inputs: step.inputs, outputs: step.outputs,
                     parameters: bank.renderValues, eventCount: unitEventCount, hostInput: hostInput,
                     hostOutput: offset == 0 ? step.hostOutput : hostOutputAt(offset, of: step.hostOutput))
-                if signal.active && signal.sleeps[u] {
-                    renderSleeper(call)
-                } else {
-                    if signal.active { _ = signal.gatherInputFlags(u) }
-                    renderUnit(call, from: 0)
-                }
+                renderStep(step, call)
             }
             bypass.apply(
                 unit: u, step: step, frames: frameCount, events: blockEvents, count: count, blockStart: start,
@@ -263,6 +232,58 @@ public final class RenderEngine: @unchecked Sendable {
                 signal.outputSilent[u] =
                     (signal.saysSilent.pointee && bypass.isIdle(u)) || SignalSilence.isSilent(step.outputs, frames: frameCount)
             }
+        }
+    }
+
+    /// Applies unit `u`'s events of the segment `start ..< start + frames` to its parameter
+    /// bank at their frames, and gathers its MIDI into `unitEvents`; returns how many MIDI
+    /// events. Late events (and `EngineEvent.now`) apply at the segment's first frame when it
+    /// `takesLate` (it begins the block). Thread: render.
+    @inline(__always)
+    private func applyUnitEvents(
+        unit u: Int, bank: ParameterBank, count: Int, start: Int64, frames: Int, takesLate: Bool
+    ) -> Int {
+        let end = start + Int64(frames)
+        var unitEventCount = 0
+        for e in 0..<count where Int(blockEvents[e].unit) == u {
+            let event = blockEvents[e]
+            guard event.sampleTime < end && (takesLate || event.sampleTime >= start) else { continue }
+            let offset = event.sampleTime <= start ? 0 : Int(event.sampleTime - start)
+            switch event.kind {
+            case .parameter:
+                bank.fill(upTo: offset)
+                bank.setTarget(Int(event.parameter), event.value, rampFrames: Int(event.rampFrames))
+            case .midi where unitEventCount < unitEventCapacity:
+                unitEvents[unitEventCount] = UnitEvent(frameOffset: Int32(offset), message: event.message)
+                unitEventCount += 1
+            default:
+                break
+            }
+        }
+        return unitEventCount
+    }
+
+    /// Renders a step's unit that is heard and not parked: its channel adapters, its inputs
+    /// faded in if it was just heard again (ResumeFade), then the unit itself, asleep or
+    /// awake on silence (SignalSilence). Thread: render.
+    @inline(__always)
+    private func renderStep(_ step: PlanStep, _ call: UnitCall) {
+        let u = call.unit
+        for a in step.adapters { adapt(a, frames: call.frames) }
+        var call = call
+        let resumedAt = silence.resumedAt[u]
+        if resumedAt != .min {
+            if resumeFade.isFading(resumedAt: resumedAt, start: call.start) {
+                call.inputs = resumeFade.fadedInputs(step.inputs, resumedAt: resumedAt, start: call.start, count: call.frames)
+            } else {
+                silence.resumedAt[u] = .min
+            }
+        }
+        if signal.active && signal.sleeps[u] {
+            renderSleeper(call)
+        } else {
+            if signal.active { _ = signal.gatherInputFlags(u) }
+            renderUnit(call, from: 0)
         }
     }
 
