@@ -219,11 +219,9 @@ public final class RenderEngine: @unchecked Sendable {
                 for o in step.outputs { o.clear(frames: frameCount) }
                 signal.outputSilent[u] = true
             } else {
-                let call = UnitCall(
-                    step: s, unit: u, start: start, frames: frameCount, inputs: step.inputs, outputs: step.outputs,
-                    parameters: bank.renderValues, eventCount: unitEventCount, hostInput: hostInput,
-                    hostOutput: offset == 0 ? step.hostOutput : hostOutputAt(offset, of: step.hostOutput))
-                renderStep(step, call)
+                renderStep(
+                    step, index: s, start: start, frames: frameCount, parameters: bank.renderValues,
+                    eventCount: unitEventCount, hostInput: hostInput, offset: offset)
             }
             bypass.apply(
                 unit: u, step: step, frames: frameCount, events: blockEvents, count: count, blockStart: start,
@@ -267,18 +265,25 @@ public final class RenderEngine: @unchecked Sendable {
     /// faded in if it was just heard again (ResumeFade), then the unit itself, asleep or
     /// awake on silence (SignalSilence). Thread: render.
     @inline(__always)
-    private func renderStep(_ step: PlanStep, _ call: UnitCall) {
-        let u = call.unit
-        for a in step.adapters { adapt(a, frames: call.frames) }
-        var call = call
+    private func renderStep(
+        _ step: PlanStep, index s: Int, start: Int64, frames frameCount: Int, parameters: ParameterValues,
+        eventCount: Int, hostInput: AudioBus, offset: Int
+    ) {
+        let u = step.unit
+        for a in step.adapters { adapt(a, frames: frameCount) }
+        var inputs = step.inputs
         let resumedAt = silence.resumedAt[u]
         if resumedAt != .min {
-            if resumeFade.isFading(resumedAt: resumedAt, start: call.start) {
-                call.inputs = resumeFade.fadedInputs(step.inputs, resumedAt: resumedAt, start: call.start, count: call.frames)
+            if resumeFade.isFading(resumedAt: resumedAt, start: start) {
+                inputs = resumeFade.fadedInputs(step.inputs, resumedAt: resumedAt, start: start, count: frameCount)
             } else {
                 silence.resumedAt[u] = .min
             }
         }
+        let call = UnitCall(
+            step: s, unit: u, start: start, frames: frameCount, inputs: inputs, outputs: step.outputs,
+            parameters: parameters, eventCount: eventCount, hostInput: hostInput,
+            hostOutput: offset == 0 ? step.hostOutput : hostOutputAt(offset, of: step.hostOutput))
         if signal.active && signal.sleeps[u] {
             renderSleeper(call)
         } else {
