@@ -110,27 +110,28 @@ let voice: [Float] = (0..<(block * 64)).map { i in
 }
 
 // A chord every half second for racks with a synth.
-@MainActor func queueNotes(_ b: Int, engine: RenderEngine, mapper: MIDIMapper) {
+@MainActor func queueNotes(_ b: Int, driver: EngineDriver, mapper: MIDIMapper) {
     let t = Int64(b * block)
     let period = Int64(sampleRate / 2)
     if t % period < Int64(block) {
         let chord = (t / period) % 2 == 0 ? [60, 64, 67, 72] : [57, 60, 64, 69]
         let previous = (t / period) % 2 == 0 ? [57, 60, 64, 69] : [60, 64, 67, 72]
-        for n in previous { mapper.handle(.noteOff(channel: 0, note: n), at: t) { _ = engine.events.push($0) } }
-        for n in chord { mapper.handle(.noteOn(channel: 0, note: n, velocity: 90), at: t) { _ = engine.events.push($0) } }
+        for n in previous { mapper.handle(.noteOff(channel: 0, note: n), at: t) { driver.push($0) } }
+        for n in chord { mapper.handle(.noteOn(channel: 0, note: n, velocity: 90), at: t) { driver.push($0) } }
     }
 }
 
 // 1. The full engine.
 let engine = RenderEngine(plan: plan)
+let driver = EngineDriver(engine: engine)
 let mapper = MIDIMapper(plan: plan)
-for b in 0..<16 { feedInput(b); queueNotes(b, engine: engine, mapper: mapper); engine.render(frameCount: block) }
+for b in 0..<16 { feedInput(b); queueNotes(b, driver: driver, mapper: mapper); driver.render(frameCount: block) }
 engine.reset()
 var start = threadCPUSeconds()
 for b in 0..<blocks {
     feedInput(b)
-    queueNotes(b, engine: engine, mapper: mapper)
-    engine.render(frameCount: block)
+    queueNotes(b, driver: driver, mapper: mapper)
+    driver.render(frameCount: block)
 }
 let engineSeconds = threadCPUSeconds() - start
 
@@ -143,8 +144,8 @@ for s in 0..<plan.steps.count { engine.stepNanoseconds[s] = 0 }
 start = threadCPUSeconds()
 for b in 0..<blocks {
     feedInput(b)
-    queueNotes(b, engine: engine, mapper: mapper)
-    engine.render(frameCount: block)
+    queueNotes(b, driver: driver, mapper: mapper)
+    driver.render(frameCount: block)
 }
 let instrumentedSeconds = threadCPUSeconds() - start
 let unitNanoseconds = (0..<plan.steps.count).reduce(0.0) { $0 + Double(engine.stepNanoseconds[$1]) }

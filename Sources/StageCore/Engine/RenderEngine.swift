@@ -4,20 +4,16 @@ import Synchronization
 /// double release shows in this count. Thread: any.
 public let renderEnginesAlive = Atomic<Int>(0)
 
-/// Renders a `RenderPlan` block by block: applies queued events at their frames, smooths
-/// parameters, runs each step, and leaves the result in the plan's host output.
+/// Renders a `RenderPlan` block by block: applies the events injected for the block at
+/// their frames, smooths parameters, runs each step, and leaves the result in the plan's
+/// host output.
 ///
-/// Thread: `render` on the render thread only; `init` on the control thread. Live, a
-/// `RackPlayer` feeds it with `inject` on the render thread itself; a driver that plays one
-/// engine directly (tests, benchmarks) may use `events` and `controlEvents` instead.
+/// Thread: `render` on the render thread only; `init` on the control thread. The engine has
+/// no queue of its own: whoever drives it injects each block's events (`inject`) on the
+/// render thread before `render` (live, a `RackPlayer` from its queues; tests and
+/// benchmarks, an `EngineDriver`).
 public final class RenderEngine: @unchecked Sendable {
     public let plan: RenderPlan
-    /// Events in time order for an engine played directly (a `RackPlayer` uses its own
-    /// queues and `inject`). Producer: the one thread that drives it (tests, benchmarks).
-    /// Consumer: the render thread.
-    public let events: SPSCQueue<EngineEvent>
-    /// As `events`, from a second thread. Producer: one control thread. Consumer: render.
-    public let controlEvents: SPSCQueue<EngineEvent>
     /// Frames rendered since start: the absolute time of the next block's first frame.
     public private(set) var sampleTime: Int64 = 0
     /// The rack's tempo in BPM: the first of `tempoSources` that gives one.
@@ -35,18 +31,15 @@ public final class RenderEngine: @unchecked Sendable {
     let followsClock: Bool
     /// What the output safety stage fixed so far.
     public var safety: SafetyCounters { safetyCounters.pointee }
-    /// Blocks in which events were due but the per-block list was full: they waited in
-    /// their queue for the next block (nothing is dropped).
-    public private(set) var deferredEvents = 0
 
     let safetyCounters: UnsafeMutablePointer<SafetyCounters>
-    /// Events the render thread itself adds (a rack player routing events, notes-off at a
-    /// switch); consumed by the next `render`. As large as the per-block list.
+    /// The next block's events, as its driver adds them (a rack player routing events from
+    /// its queues, notes-off at a switch); consumed by the next `render`. As large as the
+    /// per-block list.
     let injected: UnsafeMutablePointer<EngineEvent>
     let injectedCapacity: Int
     var injectedCount = 0
     let blockEvents: UnsafeMutablePointer<EngineEvent>
-    let blockEventCapacity: Int
     let unitEvents: UnsafeMutablePointer<UnitEvent>
     let unitEventCapacity: Int
     /// `unit.bypass`: crossfades of each unit's output toward its input.
@@ -74,17 +67,14 @@ public final class RenderEngine: @unchecked Sendable {
     public let stepNanoseconds: UnsafeMutablePointer<UInt64>
     public var measuresSteps = false
 
-    public init(plan: RenderPlan, queueCapacity: Int = 4096, eventsPerBlock: Int = 1024) {
+    public init(plan: RenderPlan, eventsPerBlock: Int = 1024) {
         self.plan = plan
-        events = SPSCQueue(minimumCapacity: queueCapacity)
-        controlEvents = SPSCQueue(minimumCapacity: 1024)
         tempoSources = TempoSources(song: plan.rack.songTempo)
         tempo = tempoSources.tempo
         tempoReporters = plan.units.compactMap { $0 as? any UnitTempoReporter }
         followsClock = plan.rack.midi.clock
         safetyCounters = .allocate(capacity: 1)
         safetyCounters.initialize(to: SafetyCounters())
-        blockEventCapacity = eventsPerBlock
         blockEvents = .allocate(capacity: eventsPerBlock)
         injectedCapacity = eventsPerBlock
         injected = .allocate(capacity: eventsPerBlock)
@@ -125,7 +115,7 @@ public final class RenderEngine: @unchecked Sendable {
         precondition(frameCount > 0 && frameCount <= plan.maxFrames, "block larger than the plan was prepared for")
         let blockStart = sampleTime
         let blockEnd = sampleTime + Int64(frameCount)
-        let count = gatherEvents(before: blockEnd)
+        let count = gatherEvents()
 
         // Global events first (they are not per unit).
         for e in 0..<count where blockEvents[e].kind == .tempo {
@@ -469,16 +459,11 @@ public final class RenderEngine: @unchecked Sendable {
         return sent
     }
 
-    /// Collects the events due before `blockEnd` into `blockEvents` in time order: those of
-    /// both queues while there is room (the rest stay queued for the next block), then the
-    /// injected ones (room is always kept for them). Returns how many. Thread: render.
+    /// Moves the injected events into `blockEvents` in time order; returns how many.
+    /// Thread: render.
     @inline(__always)
-    private func gatherEvents(before blockEnd: Int64) -> Int {
+    private func gatherEvents() -> Int {
         var count = 0
-        let limit = blockEventCapacity - injectedCount
-        let eventsFull = take(from: events, before: blockEnd, limit: limit, count: &count)
-        let controlFull = take(from: controlEvents, before: blockEnd, limit: limit, count: &count)
-        if eventsFull || controlFull { deferredEvents &+= 1 }
         var k = 0
         while k < injectedCount {
             blockEvents[count] = injected[k]
@@ -501,19 +486,6 @@ public final class RenderEngine: @unchecked Sendable {
         return count
     }
 
-    /// Moves `queue`'s events due before `blockEnd` into `blockEvents` while there is room;
-    /// true when some had to stay. Thread: render.
-    @inline(__always)
-    private func take(from queue: SPSCQueue<EngineEvent>, before blockEnd: Int64, limit: Int, count: inout Int) -> Bool {
-        while let e = queue.peek(), e.sampleTime < blockEnd {
-            guard count < limit else { return true }
-            _ = queue.pop()
-            blockEvents[count] = e
-            count += 1
-        }
-        return false
-    }
-
     /// The bypass value (0…1) unit `u` is heading to. Thread: render (or control when idle).
     public func bypassTarget(unit u: Int) -> Float { bypass.targetValue(u) }
 
@@ -534,7 +506,7 @@ public final class RenderEngine: @unchecked Sendable {
 
     /// Renders one block of silence (`plan.maxFrames` frames) and clears every trace of it
     /// (`reset`: levels, delay lines, tails, sample time), then lets the next thread that
-    /// renders take over the render side of the engine's and its units' queues. The engine's
+    /// renders take over the render side of its units' queues. The engine's
     /// memory is warm for its first block on the render thread, as `LiveAudio`'s warm-up
     /// block makes it at start: `PresetSwitcher` calls this before `RackPlayer.submit`
     /// (which hands the engine over through a queue: everything here happens before the
@@ -554,12 +526,9 @@ public final class RenderEngine: @unchecked Sendable {
     /// Whether `warmUp` ran. Thread: any while the engine is idle.
     public private(set) var warmedUp = false
 
-    /// The next thread to render takes over the render (consumer) side of `events` and
-    /// `controlEvents` and of every unit's queues (`RackUnit.handOverRenderThread`).
-    /// Thread: control, while no thread renders the engine.
+    /// The next thread to render takes over the render side of every unit's queues
+    /// (`RackUnit.handOverRenderThread`). Thread: control, while no thread renders the engine.
     public func handOverRenderThread() {
-        events.handOverConsumer()
-        controlEvents.handOverConsumer()
         for unit in plan.units { unit.handOverRenderThread() }
     }
 
