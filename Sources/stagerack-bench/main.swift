@@ -122,14 +122,14 @@ let voice: [Float] = (0..<(block * 64)).map { i in
 
 // A chord every half second for racks with a synth.
 // (`record`: each event also kept, as the unit it is for and its frame, for the units alone.)
-@MainActor func queueNotes(_ b: Int, engine: RenderEngine, mapper: MIDIMapper, record: Bool) {
+@MainActor func queueNotes(_ b: Int, driver: EngineDriver, mapper: MIDIMapper, record: Bool) {
     let t = Int64(b * block)
     let period = Int64(sampleRate / 2)
     if t % period < Int64(block) {
         let chord = (t / period) % 2 == 0 ? [60, 64, 67, 72] : [57, 60, 64, 69]
         let previous = (t / period) % 2 == 0 ? [57, 60, 64, 69] : [60, 64, 67, 72]
         func send(_ e: EngineEvent) {
-            _ = engine.events.push(e)
+            _ = driver.push(e)
             if record && e.kind == .midi {
                 blockNotes[b].append((Int(e.unit), UnitEvent(frameOffset: Int32(max(0, e.sampleTime - t)), message: e.message)))
             }
@@ -144,6 +144,7 @@ let voice: [Float] = (0..<(block * 64)).map { i in
 // alone skip it too).
 let unitCount = plan.units.count
 let engine = RenderEngine(plan: plan)
+let driver = EngineDriver(engine: engine)  // the events due injected before each block, as the RackPlayer does
 let mapper = MIDIMapper(plan: plan)
 var blockNotes: [[(unit: Int, event: UnitEvent)]] = Array(repeating: [], count: blocks)
 var rendered = [Bool](repeating: false, count: blocks * unitCount)
@@ -151,17 +152,17 @@ var rendered = [Bool](repeating: false, count: blocks * unitCount)
     engine.reset()
     for b in 0..<blocks {
         feedInput(b)
-        queueNotes(b, engine: engine, mapper: mapper, record: record)
+        queueNotes(b, driver: driver, mapper: mapper, record: record)
         if record {
             let before = (0..<unitCount).map { engine.renderCount(unit: $0) }
-            engine.render(frameCount: block)
+            driver.render(frameCount: block)
             for u in 0..<unitCount { rendered[b * unitCount + u] = engine.renderCount(unit: u) != before[u] }
         } else {
-            engine.render(frameCount: block)
+            driver.render(frameCount: block)
         }
     }
 }
-for b in 0..<16 { feedInput(b); queueNotes(b, engine: engine, mapper: mapper, record: false); engine.render(frameCount: block) }
+for b in 0..<16 { feedInput(b); queueNotes(b, driver: driver, mapper: mapper, record: false); driver.render(frameCount: block) }
 enginePass(record: true)
 
 // The units alone: the same buffers, the parameter values the engine left, the same MIDI.

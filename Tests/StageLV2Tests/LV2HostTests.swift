@@ -161,23 +161,24 @@ final class LV2HostTests: XCTestCase {
             """
         let plan = try LV2Testing.plan(rack, maxFrames: 128, inputChannels: 1)
         let engine = RenderEngine(plan: plan)
+        let driver = EngineDriver(engine: engine)
         let mapper = MIDIMapper(plan: plan)
         let input = PitchMeasure.noise(frames: 128, amplitude: 0.2)
         input.withUnsafeBufferPointer { plan.hostInput[0].update(from: $0.baseAddress!, count: 128) }
-        engine.render(frameCount: 128)  // warm-up block
+        driver.render(frameCount: 128)  // warm-up block
         alloc_counter_start()
         for block in 0..<2000 {
             if block % 7 == 0 {
                 mapper.handle(.controlChange(channel: 0, controller: 20, value: block % 128), at: engine.sampleTime + 5) {
-                    _ = engine.events.push($0)
+                    driver.push($0)
                 }
             }
             if block % 11 == 0 {
                 mapper.handle(.noteOn(channel: 0, note: 60, velocity: 90), at: engine.sampleTime + 9) {
-                    _ = engine.events.push($0)
+                    driver.push($0)
                 }
             }
-            engine.render(frameCount: block % 3 == 0 ? 128 : 37)
+            driver.render(frameCount: block % 3 == 0 ? 128 : 37)
         }
         return alloc_counter_stop()
     }

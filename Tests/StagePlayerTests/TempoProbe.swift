@@ -9,6 +9,8 @@ import StagePlayer
 /// block's end, and impulses to measure a delay's time in frames. Thread: one test thread.
 final class TempoProbe {
     let engine: RenderEngine
+    /// Injects the mapper's events into `engine` as they fall due.
+    let driver: EngineDriver
     let mapper: MIDIMapper
     let block: Int
     let rate: Double
@@ -23,6 +25,7 @@ final class TempoProbe {
 
     init(plan: RenderPlan) {
         engine = RenderEngine(plan: plan)
+        driver = EngineDriver(engine: engine)
         mapper = MIDIMapper(plan: plan, presetsByDefault: true)
         block = plan.maxFrames
         rate = plan.sampleRate
@@ -31,7 +34,7 @@ final class TempoProbe {
     var seconds: Double { Double(frame) / rate }
 
     func send(_ message: MIDIMessage, at seconds: Double) {
-        mapper.handle(message, at: Int64((seconds * rate).rounded()), seconds: seconds) { _ = engine.events.push($0) }
+        mapper.handle(message, at: Int64((seconds * rate).rounded()), seconds: seconds) { driver.push($0) }
     }
 
     /// Renders `seconds` more, keeping the output.
@@ -53,8 +56,8 @@ final class TempoProbe {
                 host[c].update(repeating: 0, count: n)
                 for i in 0..<n { if let v = input[frame + Int64(i)] { host[c][i] = v } }
             }
-            engine.render(frameCount: n)
-            mapper.poll(seconds: blockEnd, sampleTime: frame + Int64(n)) { _ = engine.events.push($0) }
+            driver.render(frameCount: n)
+            mapper.poll(seconds: blockEnd, sampleTime: frame + Int64(n)) { driver.push($0) }
             output += UnsafeBufferPointer(start: engine.plan.hostOutput[0], count: n)
             frame += Int64(n)
         }

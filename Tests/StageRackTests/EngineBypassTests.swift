@@ -54,18 +54,18 @@ final class EngineBypassTests: XCTestCase {
 
     func testUnitWithoutInputFadesToSilence() throws {
         let plan = try RackBuilding.plan(rack, maxFrames: 64)
-        let engine = RenderEngine(plan: plan)
+        let driver = EngineDriver(engine: RenderEngine(plan: plan))
         let mic = try XCTUnwrap(plan.unitIndex("mic"))
         let vox = try XCTUnwrap(plan.address(of: "vox.gain"))
-        engine.events.push(.setParameter(vox, 0, at: 0))
-        engine.events.push(.setParameter(ParameterAddress(unit: mic, parameter: ParameterAddress.bypassIndex), 1, at: 640))
+        driver.push(.setParameter(vox, 0, at: 0))
+        driver.push(.setParameter(ParameterAddress(unit: mic, parameter: ParameterAddress.bypassIndex), 1, at: 640))
         var last: [Float] = []
         for _ in 0..<30 {
             plan.hostInput[0].update(repeating: 0.25, count: 64)
-            engine.render(frameCount: 64)
+            driver.render(frameCount: 64)
             last = Array(UnsafeBufferPointer(start: plan.hostOutput[0], count: 64))
         }
-        XCTAssertEqual(engine.bypassTarget(unit: mic), 1)
+        XCTAssertEqual(driver.engine.bypassTarget(unit: mic), 1)
         XCTAssertEqual(Measure.peak(last), 0, "the input unit bypassed is silent")
     }
 
@@ -78,7 +78,7 @@ final class EngineBypassTests: XCTestCase {
             plan.hostInput[0].update(repeating: 0.25, count: 64)
             engine.render(frameCount: 64)
         }
-        engine.events.push(.setParameter(ParameterAddress(unit: vox, parameter: ParameterAddress.bypassIndex), 1))
+        engine.inject(.setParameter(ParameterAddress(unit: vox, parameter: ParameterAddress.bypassIndex), 1))
         var last: [Float] = []
         for _ in 0..<10 {
             plan.hostInput[0].update(repeating: 0.25, count: 64)
@@ -94,18 +94,18 @@ final class EngineBypassTests: XCTestCase {
         throw XCTSkip("counts are for release builds")
         #endif
         let plan = try RackBuilding.plan(rack, maxFrames: 128)
-        let engine = RenderEngine(plan: plan)
+        let driver = EngineDriver(engine: RenderEngine(plan: plan))
         let mapper = MIDIMapper(plan: plan)
-        engine.render(frameCount: 128)
+        driver.render(frameCount: 128)
         alloc_counter_start()
         for block in 0..<3000 {
             if block % 5 == 0 {
-                mapper.handle(.controlChange(channel: 0, controller: 80, value: block % 10 == 0 ? 127 : 0), at: engine.sampleTime + 7) {
-                    _ = engine.events.push($0)
+                mapper.handle(.controlChange(channel: 0, controller: 80, value: block % 10 == 0 ? 127 : 0), at: driver.engine.sampleTime + 7) {
+                    driver.push($0)
                 }
             }
             plan.hostInput[0].update(repeating: 0.1, count: 128)
-            engine.render(frameCount: block % 3 == 0 ? 128 : 41)
+            driver.render(frameCount: block % 3 == 0 ? 128 : 41)
         }
         let allocations = alloc_counter_stop()
         XCTAssertEqual(allocations, 0)

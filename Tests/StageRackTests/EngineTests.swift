@@ -75,18 +75,19 @@ final class EngineTests: XCTestCase {
         #endif
         let plan = try RackBuilding.plan(rack, maxFrames: 128)
         let engine = RenderEngine(plan: plan)
+        let driver = EngineDriver(engine: engine)
         let mapper = MIDIMapper(plan: plan)
         let input = signal(128)
-        engine.render(frameCount: 128)  // warm-up block
+        driver.render(frameCount: 128)  // warm-up block
         alloc_counter_start()
         for block in 0..<5000 {
             if block % 7 == 0 {
                 mapper.handle(.controlChange(channel: 0, controller: 7, value: block % 128), at: engine.sampleTime + 5) {
-                    _ = engine.events.push($0)
+                    driver.push($0)
                 }
             }
             input.withUnsafeBufferPointer { plan.hostInput[0].update(from: $0.baseAddress!, count: 128) }
-            engine.render(frameCount: block % 3 == 0 ? 128 : 37)
+            driver.render(frameCount: block % 3 == 0 ? 128 : 37)
         }
         let allocations = alloc_counter_stop()
         XCTAssertEqual(allocations, 0, "the render loop allocated \(allocations) times in 5000 blocks")
@@ -95,22 +96,25 @@ final class EngineTests: XCTestCase {
     func testEventsForNowApplyAtTheNextBlockAtAnyTime() throws {
         let plan = try RackBuilding.plan(rack, maxFrames: 64)
         let engine = RenderEngine(plan: plan)
+        let driver = EngineDriver(engine: engine)
         let address = try XCTUnwrap(plan.address(of: "vox.gain"))
-        for _ in 0..<100 { engine.render(frameCount: 64) }
-        engine.events.push(.setParameter(address, -20))  // EngineEvent.now
-        engine.inject(.setParameter(address, -30))
+        for _ in 0..<100 { driver.render(frameCount: 64) }
+        driver.push(.setParameter(address, -20))  // EngineEvent.now, queued
+        driver.render(frameCount: 64)
+        XCTAssertEqual(plan.parameters[address.unit].targetValue(address.parameter), -20)
+        engine.inject(.setParameter(address, -30))  // EngineEvent.now, injected
         engine.render(frameCount: 64)
         XCTAssertEqual(plan.parameters[address.unit].targetValue(address.parameter), -30)
     }
 
     func testQueuedEventsBeyondTheBlockWaitForTheirTime() throws {
         let plan = try RackBuilding.plan(rack, maxFrames: 64)
-        let engine = RenderEngine(plan: plan)
+        let driver = EngineDriver(engine: RenderEngine(plan: plan))
         let address = try XCTUnwrap(plan.address(of: "vox.gain"))
-        engine.events.push(.setParameter(address, -20, at: 1000))
-        for _ in 0..<15 { engine.render(frameCount: 64) }  // up to frame 960
+        driver.push(.setParameter(address, -20, at: 1000))
+        for _ in 0..<15 { driver.render(frameCount: 64) }  // up to frame 960
         XCTAssertEqual(plan.parameters[address.unit].targetValue(address.parameter), -3)
-        engine.render(frameCount: 64)
+        driver.render(frameCount: 64)
         XCTAssertEqual(plan.parameters[address.unit].targetValue(address.parameter), -20)
     }
 }

@@ -69,7 +69,7 @@ final class PanicParkingTests: XCTestCase {
         XCTAssertEqual(hold.held, 0.5, "the unit holds what it heard")
         XCTAssertFalse(engine.resetParkedUnits(), "nothing to reset before a panic")
 
-        engine.events.push(EngineEvent(kind: .resetAll, sampleTime: EngineEvent.now))
+        engine.inject(EngineEvent(kind: .resetAll, sampleTime: EngineEvent.now))
         let parkedOut = render(engine, input: 0)
         XCTAssertTrue(engine.hasParkedUnits, "the panic parks the unit")
         XCTAssertEqual(hold.resetsInsideRender, 0, "its reset never runs inside render")
@@ -97,7 +97,7 @@ final class PanicParkingTests: XCTestCase {
         let engine = RenderEngine(plan: plan)
         engine.warmUp()
         for _ in 0..<2 {
-            engine.events.push(EngineEvent(kind: .resetAll, sampleTime: EngineEvent.now))
+            engine.inject(EngineEvent(kind: .resetAll, sampleTime: EngineEvent.now))
             _ = render(engine, input: 0.5)
         }
         XCTAssertTrue(engine.hasParkedUnits)

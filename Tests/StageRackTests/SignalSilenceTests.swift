@@ -215,15 +215,16 @@ final class SignalSilenceTests: XCTestCase {
             """
         let plan = try RackBuilding.plan(rack, maxFrames: 50)
         let engine = RenderEngine(plan: plan)
+        let driver = EngineDriver(engine: engine)
         let synth = try XCTUnwrap(plan.unitIndex("synth"))
         for (frame, on) in [(4800, true), (9600, false), (48015, true), (52800, false)] {
             let message: MIDIMessage = on ? .noteOn(channel: 0, note: 69, velocity: 100) : .noteOff(channel: 0, note: 69)
-            XCTAssertTrue(engine.events.push(.midi(message, toUnit: synth, at: Int64(frame))))
+            XCTAssertTrue(driver.push(.midi(message, toUnit: synth, at: Int64(frame))))
         }
         var left: [Float] = []
         var silentBlocks = 0
         for _ in 0..<(60000 / 50) {
-            engine.render(frameCount: 50)
+            driver.render(frameCount: 50)
             left += UnsafeBufferPointer(start: plan.hostOutput[0], count: 50)
             if engine.sampleTime > 40000 && engine.sampleTime <= 48000 && engine.isOutputSilent(unit: synth) { silentBlocks += 1 }
         }
@@ -244,19 +245,20 @@ final class SignalSilenceTests: XCTestCase {
         #endif
         let plan = try RackBuilding.plan(Self.rack(delay: 0.05, feedback: 10, decay: 0.1), maxFrames: 256)
         let engine = RenderEngine(plan: plan)
+        let driver = EngineDriver(engine: engine)
         let tone = Self.voice(256)
         let silence = [Float](repeating: 0, count: 256)
         let synth = try XCTUnwrap(plan.unitIndex("synth"))
-        engine.render(frameCount: 256)
+        driver.render(frameCount: 256)
         alloc_counter_start()
         for block in 0..<3000 {
             let sounding = block % 200 < 30
             (sounding ? tone : silence).withUnsafeBufferPointer { plan.hostInput[0].update(from: $0.baseAddress!, count: 256) }
             if block % 200 == 100 {
-                _ = engine.events.push(.midi(.noteOn(channel: 0, note: 64, velocity: 90), toUnit: synth, at: engine.sampleTime + 33))
-                _ = engine.events.push(.midi(.noteOff(channel: 0, note: 64, velocity: 0), toUnit: synth, at: engine.sampleTime + 5000))
+                driver.push(.midi(.noteOn(channel: 0, note: 64, velocity: 90), toUnit: synth, at: engine.sampleTime + 33))
+                driver.push(.midi(.noteOff(channel: 0, note: 64, velocity: 0), toUnit: synth, at: engine.sampleTime + 5000))
             }
-            engine.render(frameCount: block % 3 == 0 ? 256 : 101)
+            driver.render(frameCount: block % 3 == 0 ? 256 : 101)
         }
         let allocations = alloc_counter_stop()
         XCTAssertEqual(allocations, 0, "the render loop allocated \(allocations) times in 3000 blocks")

@@ -149,9 +149,10 @@ final class SilentUnitTests: XCTestCase {
         #endif
         let plan = try RackBuilding.plan(rack, maxFrames: 256)
         let engine = RenderEngine(plan: plan)
+        let driver = EngineDriver(engine: engine)
         let mapper = MIDIMapper(plan: plan)
         let input = voice(256)
-        engine.render(frameCount: 256)  // warm-up block
+        driver.render(frameCount: 256)  // warm-up block
         var woken = 0
         let double = try XCTUnwrap(plan.unitIndex("double"))
         alloc_counter_start()
@@ -159,12 +160,12 @@ final class SilentUnitTests: XCTestCase {
             if block % 40 == 0 {
                 // Fader up and down in turn, at frames inside the next block.
                 mapper.handle(.controlChange(channel: 0, controller: 16, value: block % 80 == 0 ? 127 : 0), at: engine.sampleTime + 77) {
-                    _ = engine.events.push($0)
+                    driver.push($0)
                 }
             }
             input.withUnsafeBufferPointer { plan.hostInput[0].update(from: $0.baseAddress!, count: 256) }
             let before = engine.isSkipping(unit: double)
-            engine.render(frameCount: block % 3 == 0 ? 256 : 101)
+            driver.render(frameCount: block % 3 == 0 ? 256 : 101)
             if before && !engine.isSkipping(unit: double) { woken += 1 }
         }
         let allocations = alloc_counter_stop()

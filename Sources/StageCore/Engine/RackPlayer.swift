@@ -198,8 +198,16 @@ public final class RackPlayer: @unchecked Sendable {
     public func render(frameCount n: Int, input: AudioBus?, output: AudioBus) {
         if canBeginSwitch, let p = incoming.pop() { beginSwitch(to: p) }
         routeEvents(before: sampleTime + Int64(n))
+        renderCurrent(frames: n, input: input, output: output)
+        for k in 0..<Self.maxTails where tails[k].active { renderTail(k, frames: n, input: input, output: output) }
+        if fadeOutRequested.load(ordering: .relaxed) { applyStopFade(frames: n, output: output) }
+        sampleTime += Int64(n)
+    }
 
-        // The playing rack, fading in after a switch.
+    /// The playing rack into `output`, fading in after a switch; `output`'s channels it
+    /// does not play are cleared. Thread: render.
+    @inline(__always)
+    private func renderCurrent(frames n: Int, input: AudioBus?, output: AudioBus) {
         renderEngine(current, frames: n, input: input, inputFadeStart: nil)
         let out = current.plan.hostOutput
         let shared = min(out.channelCount, output.channelCount)
@@ -215,51 +223,56 @@ public final class RackPlayer: @unchecked Sendable {
             }
             fadeInPosition += n
         }
+    }
 
-        // Tails: input fading out over the crossfade, then silence; output summed.
-        for k in 0..<Self.maxTails where tails[k].active {
-            var t = tails[k]
-            let engine = Unmanaged<RenderEngine>.fromOpaque(t.pointer).takeUnretainedValue()
-            renderEngine(engine, frames: n, input: input, inputFadeStart: t.age)
-            let tailOut = engine.plan.hostOutput
-            var peak: Float = 0
-            let tailChannels = min(tailOut.channelCount, output.channelCount)
-            for c in 0..<tailChannels {
-                let dst = output[c]
-                let src = tailOut[c]
-                var g = t.gain
-                for i in 0..<n {
-                    if t.forced { g = max(0, g - forcedFadeStep) }
-                    let v = src[i] * g
-                    dst[i] += v
-                    peak = max(peak, abs(v))
-                }
-                if c == tailChannels - 1 { t.gain = g }
+    /// Tail `k`: its input fading out over the crossfade, then silence; its output summed
+    /// into `output`; handed back to the control thread once quiet, too old, or faded out
+    /// (forced). Thread: render.
+    @inline(__always)
+    private func renderTail(_ k: Int, frames n: Int, input: AudioBus?, output: AudioBus) {
+        var t = tails[k]
+        let engine = Unmanaged<RenderEngine>.fromOpaque(t.pointer).takeUnretainedValue()
+        renderEngine(engine, frames: n, input: input, inputFadeStart: t.age)
+        let tailOut = engine.plan.hostOutput
+        var peak: Float = 0
+        let tailChannels = min(tailOut.channelCount, output.channelCount)
+        for c in 0..<tailChannels {
+            let dst = output[c]
+            let src = tailOut[c]
+            var g = t.gain
+            for i in 0..<n {
+                if t.forced { g = max(0, g - forcedFadeStep) }
+                let v = src[i] * g
+                dst[i] += v
+                peak = max(peak, abs(v))
             }
-            t.age += n
-            t.quiet = peak < Self.silenceThreshold && t.age > crossfadeFrames ? t.quiet + n : 0
-            if (t.quiet >= quietFramesNeeded || t.age >= tailLimitFrames || (t.forced && t.gain == 0)) && retired.push(t.pointer) {
-                tails[k].active = false
-                tailsEnded.add(1, ordering: .relaxed)
-            } else {
-                tails[k] = t
+            if c == tailChannels - 1 { t.gain = g }
+        }
+        t.age += n
+        t.quiet = peak < Self.silenceThreshold && t.age > crossfadeFrames ? t.quiet + n : 0
+        if (t.quiet >= quietFramesNeeded || t.age >= tailLimitFrames || (t.forced && t.gain == 0)) && retired.push(t.pointer) {
+            tails[k].active = false
+            tailsEnded.add(1, ordering: .relaxed)
+        } else {
+            tails[k] = t
+        }
+    }
+
+    /// The stop fade (`requestFadeOut`) applied to `output`; `isFadedOut` once at 0.
+    /// Thread: render.
+    @inline(__always)
+    private func applyStopFade(frames n: Int, output: AudioBus) {
+        var g = fadeGain
+        for c in 0..<output.channelCount {
+            g = fadeGain
+            let dst = output[c]
+            for i in 0..<n {
+                g = max(0, g - fadeStep)
+                dst[i] *= g
             }
         }
-
-        if fadeOutRequested.load(ordering: .relaxed) {
-            var g = fadeGain
-            for c in 0..<output.channelCount {
-                g = fadeGain
-                let dst = output[c]
-                for i in 0..<n {
-                    g = max(0, g - fadeStep)
-                    dst[i] *= g
-                }
-            }
-            fadeGain = g
-            if g == 0 { fadedOut.store(true, ordering: .releasing) }
-        }
-        sampleTime += Int64(n)
+        fadeGain = g
+        if g == 0 { fadedOut.store(true, ordering: .releasing) }
     }
 
     private func beginSwitch(to pointer: UnsafeMutableRawPointer) {

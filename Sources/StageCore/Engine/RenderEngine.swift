@@ -4,20 +4,16 @@ import Synchronization
 /// double release shows in this count. Thread: any.
 public let renderEnginesAlive = Atomic<Int>(0)
 
-/// Renders a `RenderPlan` block by block: applies queued events at their frames, smooths
-/// parameters, runs each step, and leaves the result in the plan's host output.
+/// Renders a `RenderPlan` block by block: applies the events injected for the block at
+/// their frames, smooths parameters, runs each step, and leaves the result in the plan's
+/// host output.
 ///
-/// Thread: `render` on the render thread only; `init` on the control thread. Live, a
-/// `RackPlayer` feeds it with `inject` on the render thread itself; a driver that plays one
-/// engine directly (tests, benchmarks) may use `events` and `controlEvents` instead.
+/// Thread: `render` on the render thread only; `init` on the control thread. The engine has
+/// no queue of its own: whoever drives it injects each block's events (`inject`) on the
+/// render thread before `render` (live, a `RackPlayer` from its queues; tests and
+/// benchmarks, an `EngineDriver`).
 public final class RenderEngine: @unchecked Sendable {
     public let plan: RenderPlan
-    /// Events in time order for an engine played directly (a `RackPlayer` uses its own
-    /// queues and `inject`). Producer: the one thread that drives it (tests, benchmarks).
-    /// Consumer: the render thread.
-    public let events: SPSCQueue<EngineEvent>
-    /// As `events`, from a second thread. Producer: one control thread. Consumer: render.
-    public let controlEvents: SPSCQueue<EngineEvent>
     /// Frames rendered since start: the absolute time of the next block's first frame.
     public private(set) var sampleTime: Int64 = 0
     /// The rack's tempo in BPM: the first of `tempoSources` that gives one.
@@ -35,18 +31,15 @@ public final class RenderEngine: @unchecked Sendable {
     let followsClock: Bool
     /// What the output safety stage fixed so far.
     public var safety: SafetyCounters { safetyCounters.pointee }
-    /// Blocks in which events were due but the per-block list was full: they waited in
-    /// their queue for the next block (nothing is dropped).
-    public private(set) var deferredEvents = 0
 
     let safetyCounters: UnsafeMutablePointer<SafetyCounters>
-    /// Events the render thread itself adds (a rack player routing events, notes-off at a
-    /// switch); consumed by the next `render`. As large as the per-block list.
+    /// The next block's events, as its driver adds them (a rack player routing events from
+    /// its queues, notes-off at a switch); consumed by the next `render`. As large as the
+    /// per-block list.
     let injected: UnsafeMutablePointer<EngineEvent>
     let injectedCapacity: Int
     var injectedCount = 0
     let blockEvents: UnsafeMutablePointer<EngineEvent>
-    let blockEventCapacity: Int
     let unitEvents: UnsafeMutablePointer<UnitEvent>
     let unitEventCapacity: Int
     /// `unit.bypass`: crossfades of each unit's output toward its input.
@@ -74,17 +67,14 @@ public final class RenderEngine: @unchecked Sendable {
     public let stepNanoseconds: UnsafeMutablePointer<UInt64>
     public var measuresSteps = false
 
-    public init(plan: RenderPlan, queueCapacity: Int = 4096, eventsPerBlock: Int = 1024) {
+    public init(plan: RenderPlan, eventsPerBlock: Int = 1024) {
         self.plan = plan
-        events = SPSCQueue(minimumCapacity: queueCapacity)
-        controlEvents = SPSCQueue(minimumCapacity: 1024)
         tempoSources = TempoSources(song: plan.rack.songTempo)
         tempo = tempoSources.tempo
         tempoReporters = plan.units.compactMap { $0 as? any UnitTempoReporter }
         followsClock = plan.rack.midi.clock
         safetyCounters = .allocate(capacity: 1)
         safetyCounters.initialize(to: SafetyCounters())
-        blockEventCapacity = eventsPerBlock
         blockEvents = .allocate(capacity: eventsPerBlock)
         injectedCapacity = eventsPerBlock
         injected = .allocate(capacity: eventsPerBlock)
@@ -125,7 +115,7 @@ public final class RenderEngine: @unchecked Sendable {
         precondition(frameCount > 0 && frameCount <= plan.maxFrames, "block larger than the plan was prepared for")
         let blockStart = sampleTime
         let blockEnd = sampleTime + Int64(frameCount)
-        let count = gatherEvents(before: blockEnd)
+        let count = gatherEvents()
 
         // Global events first (they are not per unit).
         for e in 0..<count where blockEvents[e].kind == .tempo {
@@ -201,7 +191,6 @@ public final class RenderEngine: @unchecked Sendable {
     /// buses at `offset`, the events of that stretch. Thread: render.
     private func renderSegment(offset: Int, frames frameCount: Int, blockStart: Int64, count: Int) {
         let start = blockStart + Int64(offset)
-        let end = start + Int64(frameCount)
         let first = offset == 0
         let steps = plan.steps
         let hostInput = offset == 0 ? plan.hostInput : hostInputAt(offset)
@@ -211,23 +200,8 @@ public final class RenderEngine: @unchecked Sendable {
             let bank = plan.parameters[u]
             // Parameters: fill per-sample values, applying this unit's events at their frames.
             bank.beginBlock()
-            var unitEventCount = 0
-            for e in 0..<count where Int(blockEvents[e].unit) == u {
-                let event = blockEvents[e]
-                // Late events (and `EngineEvent.now`) apply at the block's first frame.
-                guard event.sampleTime < end && (first || event.sampleTime >= start) else { continue }
-                let offset = event.sampleTime <= start ? 0 : Int(event.sampleTime - start)
-                switch event.kind {
-                case .parameter:
-                    bank.fill(upTo: offset)
-                    bank.setTarget(Int(event.parameter), event.value, rampFrames: Int(event.rampFrames))
-                case .midi where unitEventCount < unitEventCapacity:
-                    unitEvents[unitEventCount] = UnitEvent(frameOffset: Int32(offset), message: event.message)
-                    unitEventCount += 1
-                default:
-                    break
-                }
-            }
+            let unitEventCount = applyUnitEvents(
+                unit: u, bank: bank, count: count, start: start, frames: frameCount, takesLate: first)
             bank.fill(upTo: frameCount)
             if silence.isDormant(u) || parking.isParked(u) {
                 // Nobody hears it (UnitSilence), or a panic parked it until the control
@@ -235,26 +209,9 @@ public final class RenderEngine: @unchecked Sendable {
                 for o in step.outputs { o.clear(frames: frameCount) }
                 signal.outputSilent[u] = true
             } else {
-                for a in step.adapters { adapt(a, frames: frameCount) }
-                var inputs = step.inputs
-                let resumedAt = silence.resumedAt[u]
-                if resumedAt != .min {
-                    if resumeFade.isFading(resumedAt: resumedAt, start: start) {
-                        inputs = resumeFade.fadedInputs(step.inputs, resumedAt: resumedAt, start: start, count: frameCount)
-                    } else {
-                        silence.resumedAt[u] = .min
-                    }
-                }
-                let call = UnitCall(
-                    step: s, unit: u, start: start, frames: frameCount, inputs: inputs, outputs: step.outputs,
-                    parameters: bank.renderValues, eventCount: unitEventCount, hostInput: hostInput,
-                    hostOutput: offset == 0 ? step.hostOutput : hostOutputAt(offset, of: step.hostOutput))
-                if signal.active && signal.sleeps[u] {
-                    renderSleeper(call)
-                } else {
-                    if signal.active { _ = signal.gatherInputFlags(u) }
-                    renderUnit(call, from: 0)
-                }
+                renderStep(
+                    step, index: s, start: start, frames: frameCount, parameters: bank.renderValues,
+                    eventCount: unitEventCount, hostInput: hostInput, offset: offset)
             }
             bypass.apply(
                 unit: u, step: step, frames: frameCount, events: blockEvents, count: count, blockStart: start,
@@ -263,6 +220,65 @@ public final class RenderEngine: @unchecked Sendable {
                 signal.outputSilent[u] =
                     (signal.saysSilent.pointee && bypass.isIdle(u)) || SignalSilence.isSilent(step.outputs, frames: frameCount)
             }
+        }
+    }
+
+    /// Applies unit `u`'s events of the segment `start ..< start + frames` to its parameter
+    /// bank at their frames, and gathers its MIDI into `unitEvents`; returns how many MIDI
+    /// events. Late events (and `EngineEvent.now`) apply at the segment's first frame when it
+    /// `takesLate` (it begins the block). Thread: render.
+    @inline(__always)
+    private func applyUnitEvents(
+        unit u: Int, bank: ParameterBank, count: Int, start: Int64, frames: Int, takesLate: Bool
+    ) -> Int {
+        let end = start + Int64(frames)
+        var unitEventCount = 0
+        for e in 0..<count where Int(blockEvents[e].unit) == u {
+            let event = blockEvents[e]
+            guard event.sampleTime < end && (takesLate || event.sampleTime >= start) else { continue }
+            let offset = event.sampleTime <= start ? 0 : Int(event.sampleTime - start)
+            switch event.kind {
+            case .parameter:
+                bank.fill(upTo: offset)
+                bank.setTarget(Int(event.parameter), event.value, rampFrames: Int(event.rampFrames))
+            case .midi where unitEventCount < unitEventCapacity:
+                unitEvents[unitEventCount] = UnitEvent(frameOffset: Int32(offset), message: event.message)
+                unitEventCount += 1
+            default:
+                break
+            }
+        }
+        return unitEventCount
+    }
+
+    /// Renders a step's unit that is heard and not parked: its channel adapters, its inputs
+    /// faded in if it was just heard again (ResumeFade), then the unit itself, asleep or
+    /// awake on silence (SignalSilence). Thread: render.
+    @inline(__always)
+    private func renderStep(
+        _ step: PlanStep, index s: Int, start: Int64, frames frameCount: Int, parameters: ParameterValues,
+        eventCount: Int, hostInput: AudioBus, offset: Int
+    ) {
+        let u = step.unit
+        for a in step.adapters { adapt(a, frames: frameCount) }
+        var inputs = step.inputs
+        let resumedAt = silence.resumedAt[u]
+        if resumedAt != .min {
+            if resumeFade.isFading(resumedAt: resumedAt, start: start) {
+                inputs = resumeFade.fadedInputs(step.inputs, resumedAt: resumedAt, start: start, count: frameCount)
+            } else {
+                silence.resumedAt[u] = .min
+            }
+        }
+        let call = UnitCall(
+            step: s, unit: u, start: start, frames: frameCount, inputs: inputs, outputs: step.outputs,
+            parameters: parameters, eventCount: eventCount, hostInput: hostInput,
+            hostOutput: offset == 0 ? step.hostOutput : hostOutputAt(offset, of: step.hostOutput))
+        if signal.active && signal.sleeps[u] {
+            renderSleeper(call)
+        } else {
+            if signal.active { _ = signal.gatherInputFlags(u) }
+            renderUnit(call, from: 0)
         }
     }
 
@@ -443,16 +459,11 @@ public final class RenderEngine: @unchecked Sendable {
         return sent
     }
 
-    /// Collects the events due before `blockEnd` into `blockEvents` in time order: those of
-    /// both queues while there is room (the rest stay queued for the next block), then the
-    /// injected ones (room is always kept for them). Returns how many. Thread: render.
+    /// Moves the injected events into `blockEvents` in time order; returns how many.
+    /// Thread: render.
     @inline(__always)
-    private func gatherEvents(before blockEnd: Int64) -> Int {
+    private func gatherEvents() -> Int {
         var count = 0
-        let limit = blockEventCapacity - injectedCount
-        let eventsFull = take(from: events, before: blockEnd, limit: limit, count: &count)
-        let controlFull = take(from: controlEvents, before: blockEnd, limit: limit, count: &count)
-        if eventsFull || controlFull { deferredEvents &+= 1 }
         var k = 0
         while k < injectedCount {
             blockEvents[count] = injected[k]
@@ -475,19 +486,6 @@ public final class RenderEngine: @unchecked Sendable {
         return count
     }
 
-    /// Moves `queue`'s events due before `blockEnd` into `blockEvents` while there is room;
-    /// true when some had to stay. Thread: render.
-    @inline(__always)
-    private func take(from queue: SPSCQueue<EngineEvent>, before blockEnd: Int64, limit: Int, count: inout Int) -> Bool {
-        while let e = queue.peek(), e.sampleTime < blockEnd {
-            guard count < limit else { return true }
-            _ = queue.pop()
-            blockEvents[count] = e
-            count += 1
-        }
-        return false
-    }
-
     /// The bypass value (0…1) unit `u` is heading to. Thread: render (or control when idle).
     public func bypassTarget(unit u: Int) -> Float { bypass.targetValue(u) }
 
@@ -508,7 +506,7 @@ public final class RenderEngine: @unchecked Sendable {
 
     /// Renders one block of silence (`plan.maxFrames` frames) and clears every trace of it
     /// (`reset`: levels, delay lines, tails, sample time), then lets the next thread that
-    /// renders take over the render side of the engine's and its units' queues. The engine's
+    /// renders take over the render side of its units' queues. The engine's
     /// memory is warm for its first block on the render thread, as `LiveAudio`'s warm-up
     /// block makes it at start: `PresetSwitcher` calls this before `RackPlayer.submit`
     /// (which hands the engine over through a queue: everything here happens before the
@@ -528,12 +526,9 @@ public final class RenderEngine: @unchecked Sendable {
     /// Whether `warmUp` ran. Thread: any while the engine is idle.
     public private(set) var warmedUp = false
 
-    /// The next thread to render takes over the render (consumer) side of `events` and
-    /// `controlEvents` and of every unit's queues (`RackUnit.handOverRenderThread`).
-    /// Thread: control, while no thread renders the engine.
+    /// The next thread to render takes over the render side of every unit's queues
+    /// (`RackUnit.handOverRenderThread`). Thread: control, while no thread renders the engine.
     public func handOverRenderThread() {
-        events.handOverConsumer()
-        controlEvents.handOverConsumer()
         for unit in plan.units { unit.handOverRenderThread() }
     }
 

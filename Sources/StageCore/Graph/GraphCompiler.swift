@@ -152,8 +152,32 @@ public struct GraphCompiler {
         func report(_ loc: SourceLocation?, _ path: String, _ msg: String) {
             d.append(RackDiagnostic(file: rack.file, location: loc, path: path, message: msg))
         }
+        let heard = heardUnits(nodes, order: fullOrder, outputs: outputs)
+        let channels = channelCounts(nodes, order: heard.order, report: report)
+        if !d.isEmpty { throw RackError(RackDiagnostic.sortedByPlace(d)) }
+        let (units, banks) = makeUnits(nodes, kept: heard.kept, channels: channels, options: options, report: report)
+        if !d.isEmpty { throw RackError(RackDiagnostic.sortedByPlace(d)) }
+        let buffers = allocateBuffers(nodes, order: heard.order, channels: channels, outputChannels: outputChannels, options: options)
+        let wiring = wire(nodes, heard: heard, channels: channels, buffers: buffers, outputChannels: outputChannels, options: options)
+        let timing = latencyAndTail(nodes, heard: heard, units: units, outputs: outputs, outputChannels: outputChannels)
+        return makePlan(
+            rack, nodes, heard: heard, units: units, banks: banks, wiring: wiring, timing: timing, options: options)
+    }
 
-        // Keep the units an output can hear.
+    /// Pass 1's result: the units some output hears, in render order and in rack order.
+    private struct Heard {
+        /// Node indices in render order, unheard ones left out.
+        var order: [Int]
+        /// Node indices in rack order, unheard ones left out.
+        var kept: [Int]
+        /// Node index → the unit's index in the plan.
+        var unitIndex: [Int: Int]
+        var warnings: [String]
+    }
+
+    /// Pass 1: keeps the units an output can hear (walking sources back from the outputs);
+    /// the others are dropped with a warning.
+    private func heardUnits(_ nodes: [Node], order fullOrder: [Int], outputs: [Int]) -> Heard {
         var heard = Set<Int>(outputs)
         var stack = outputs
         while let n = stack.popLast() {
@@ -169,8 +193,22 @@ public struct GraphCompiler {
         let order = fullOrder.filter { heard.contains($0) }
         let kept = nodes.indices.filter { heard.contains($0) }  // rack order
         let unitIndex = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($1, $0) })
+        return Heard(order: order, kept: kept, unitIndex: unitIndex, warnings: warnings)
+    }
 
-        // Channel counts, in render order.
+    /// Pass 2's result, per node index: channels of each input and output bus, and the
+    /// adapter (if any) each input bus needs between its source and its format.
+    private struct Channels {
+        var inputs: [[Int]]
+        var outputs: [[Int]]
+        var adapters: [[ChannelAdapter?]]
+    }
+
+    /// Pass 2: channel counts in render order (a bus's width follows its source's, or its
+    /// format's with a mono/stereo adapter); other mismatches are reported.
+    private func channelCounts(
+        _ nodes: [Node], order: [Int], report: (SourceLocation?, String, String) -> Void
+    ) -> Channels {
         var inChannels = Array(repeating: [Int](), count: nodes.count)
         var outChannels = Array(repeating: [Int](), count: nodes.count)
         var adapters = Array(repeating: [ChannelAdapter?](), count: nodes.count)
@@ -208,9 +246,14 @@ public struct GraphCompiler {
                 }
             }
         }
-        if !d.isEmpty { throw RackError(RackDiagnostic.sortedByPlace(d)) }
+        return Channels(inputs: inChannels, outputs: outChannels, adapters: adapters)
+    }
 
-        // Make and prepare the units.
+    /// Pass 3: makes and prepares each heard unit (rack order) and its parameter bank with
+    /// the rack's values; a unit that fails is reported with its error.
+    private func makeUnits(
+        _ nodes: [Node], kept: [Int], channels: Channels, options: Options, report: (SourceLocation?, String, String) -> Void
+    ) -> (units: [any RackUnit], banks: [ParameterBank]) {
         let context = UnitBuildContext(
             sampleRate: options.sampleRate, hostInputChannels: options.hostInputChannels, realTime: options.realTime)
         var units: [any RackUnit] = []
@@ -222,8 +265,8 @@ public struct GraphCompiler {
                 let unit = try node.type.make(node.description.settings, context)
                 try unit.prepare(
                     PrepareSpec(
-                        sampleRate: options.sampleRate, maxFrames: options.maxFrames, inputChannels: inChannels[n],
-                        outputChannels: outChannels[n]))
+                        sampleRate: options.sampleRate, maxFrames: options.maxFrames, inputChannels: channels.inputs[n],
+                        outputChannels: channels.outputs[n]))
                 units.append(unit)
             } catch {
                 report(node.description.location, path, "\(error)")
@@ -236,9 +279,27 @@ public struct GraphCompiler {
             }
             banks.append(bank)
         }
-        if !d.isEmpty { throw RackError(RackDiagnostic.sortedByPlace(d)) }
+        return (units, banks)
+    }
 
-        // Buffers: mono channel buffers from a free list, released after their last reader.
+    /// Pass 4's result: mono channel buffers (indices into `BusStorage`) for the host's
+    /// input and output, the silent input of unconnected buses, and each node's output
+    /// and adapter buses.
+    private struct Buffers {
+        var count: Int
+        var hostInput: [Int]
+        var hostOutput: [Int]
+        var silent: [Int]
+        var outputs: [[[Int]]]
+        var adapters: [[[Int]?]]
+        static let silentChannels = 8
+    }
+
+    /// Pass 4: buffer allocation. Mono channel buffers come from a free list and go back to
+    /// it after their last reader, so a long chain reuses a few.
+    private func allocateBuffers(
+        _ nodes: [Node], order: [Int], channels: Channels, outputChannels: [Int: [Int]], options: Options
+    ) -> Buffers {
         var lastUse = Array(repeating: -1, count: nodes.count)
         for (position, n) in order.enumerated() {
             for s in nodes[n].sources.compactMap({ $0 }) { lastUse[s] = max(lastUse[s], position) }
@@ -255,59 +316,83 @@ public struct GraphCompiler {
         let hostInputBuffers = take(options.hostInputChannels)
         let hostOutputWidth = max(2, (outputChannels.values.flatMap { $0 }.max() ?? 1) + 1)
         let hostOutputBuffers = take(hostOutputWidth)
-        let silentChannels = 8
-        let silent = take(silentChannels)  // never written: the input of unconnected buses
+        let silent = take(Buffers.silentChannels)  // never written: the input of unconnected buses
         var outputBuffers = Array(repeating: [[Int]](), count: nodes.count)
         var adapterBuffers = Array(repeating: [[Int]?](), count: nodes.count)
         for (position, n) in order.enumerated() {
             var temps: [Int] = []
-            adapterBuffers[n] = adapters[n].enumerated().map { b, a in
+            adapterBuffers[n] = channels.adapters[n].enumerated().map { b, a in
                 guard a != nil else { return nil }
-                let t = take(inChannels[n][b])
+                let t = take(channels.inputs[n][b])
                 temps += t
                 return t
             }
-            outputBuffers[n] = outChannels[n].map { take($0) }
+            outputBuffers[n] = channels.outputs[n].map { take($0) }
             free += temps
             for s in Set(nodes[n].sources.compactMap { $0 }) where lastUse[s] == position {
                 free += outputBuffers[s].flatMap { $0 }
             }
             if lastUse[n] < 0 { free += outputBuffers[n].flatMap { $0 } }  // nobody reads it
         }
-        let storage = BusStorage(bufferCount: bufferCount, maxFrames: options.maxFrames)
+        return Buffers(
+            count: bufferCount, hostInput: hostInputBuffers, hostOutput: hostOutputBuffers, silent: silent,
+            outputs: outputBuffers, adapters: adapterBuffers)
+    }
 
-        let totalBuses = order.reduce(0) { $0 + inChannels[$1].count + outChannels[$1].count + adapters[$1].count }
+    /// Pass 5's result: the storage, the channel tables and the flat arrays the plan owns.
+    private struct Wiring {
+        var storage: BusStorage
+        var tables: ChannelTable
+        var busArrays: UnsafeMutableBufferPointer<AudioBus>
+        var adapterArrays: UnsafeMutableBufferPointer<AdapterStep>
+        var stepArray: UnsafeMutableBufferPointer<PlanStep>
+        var hostInput: AudioBus
+        var hostOutput: AudioBus
+    }
+
+    /// Pass 5: bus tables and steps. Allocates the buffers' storage and the channel tables
+    /// (sized exactly), then lays out one `PlanStep` per heard unit in render order: its
+    /// output buses, its input buses (a source's output, an adapter's temporary, or silence)
+    /// and its adapters.
+    private func wire(
+        _ nodes: [Node], heard: Heard, channels: Channels, buffers: Buffers, outputChannels: [Int: [Int]], options: Options
+    ) -> Wiring {
+        let order = heard.order
+        let storage = BusStorage(bufferCount: buffers.count, maxFrames: options.maxFrames)
+        let totalBuses = order.reduce(0) {
+            $0 + channels.inputs[$1].count + channels.outputs[$1].count + channels.adapters[$1].count
+        }
         let totalChannels =
             order.reduce(0) { acc, n in
-                acc + inChannels[n].reduce(0, +) * 2 + outChannels[n].reduce(0, +)
-            } + options.hostInputChannels + hostOutputWidth * 2
+                acc + channels.inputs[n].reduce(0, +) * 2 + channels.outputs[n].reduce(0, +)
+            } + options.hostInputChannels + buffers.hostOutput.count * 2
         let tables = ChannelTable(capacity: totalChannels)
         func bus(_ indices: [Int]) -> AudioBus { tables.bus(indices.map { storage.buffer($0) }) }
         let busArrays = UnsafeMutableBufferPointer<AudioBus>.allocate(capacity: max(totalBuses, 1))
-        let adapterCount = adapters.reduce(0) { $0 + $1.compactMap { $0 }.count }
+        let adapterCount = channels.adapters.reduce(0) { $0 + $1.compactMap { $0 }.count }
         let adapterArrays = UnsafeMutableBufferPointer<AdapterStep>.allocate(capacity: max(adapterCount, 1))
         let stepArray = UnsafeMutableBufferPointer<PlanStep>.allocate(capacity: max(order.count, 1))
         var busUsed = 0
         var adapterUsed = 0
         var outputBuses = Array(repeating: [AudioBus](), count: nodes.count)
-        let hostOutput = bus(hostOutputBuffers)
+        let hostOutput = bus(buffers.hostOutput)
         for (position, n) in order.enumerated() {
             let node = nodes[n]
             let outputStart = busUsed
-            for buffers in outputBuffers[n] {
-                let b = bus(buffers)
+            for indices in buffers.outputs[n] {
+                let b = bus(indices)
                 (busArrays.baseAddress! + busUsed).initialize(to: b)
                 outputBuses[n].append(b)
                 busUsed += 1
             }
             let inputStart = busUsed
             let adapterStart = adapterUsed
-            for b in 0..<inChannels[n].count {
-                let channels = inChannels[n][b]
+            for b in 0..<channels.inputs[n].count {
+                let width = channels.inputs[n][b]
                 let input: AudioBus
                 if let s = node.sources[b] {
                     let sourceBus = outputBuses[s][0]
-                    if let kind = adapters[n][b], let temp = adapterBuffers[n][b] {
+                    if let kind = channels.adapters[n][b], let temp = buffers.adapters[n][b] {
                         input = bus(temp)
                         (adapterArrays.baseAddress! + adapterUsed).initialize(
                             to: AdapterStep(kind: kind, source: sourceBus, destination: input))
@@ -316,21 +401,39 @@ public struct GraphCompiler {
                         input = sourceBus
                     }
                 } else {
-                    input = bus(Array(silent.prefix(min(channels, silentChannels))))
+                    input = bus(Array(buffers.silent.prefix(min(width, Buffers.silentChannels))))
                 }
                 (busArrays.baseAddress! + busUsed).initialize(to: input)
                 busUsed += 1
             }
             (stepArray.baseAddress! + position).initialize(
                 to: PlanStep(
-                    unit: unitIndex[n]!,
-                    inputs: UnsafeBufferPointer(start: busArrays.baseAddress! + inputStart, count: inChannels[n].count),
-                    outputs: UnsafeBufferPointer(start: busArrays.baseAddress! + outputStart, count: outChannels[n].count),
+                    unit: heard.unitIndex[n]!,
+                    inputs: UnsafeBufferPointer(start: busArrays.baseAddress! + inputStart, count: channels.inputs[n].count),
+                    outputs: UnsafeBufferPointer(start: busArrays.baseAddress! + outputStart, count: channels.outputs[n].count),
                     adapters: UnsafeBufferPointer(start: adapterArrays.baseAddress! + adapterStart, count: adapterUsed - adapterStart),
-                    hostOutput: outputChannels[n].map { bus($0.map { hostOutputBuffers[$0] }) } ?? hostOutput))
+                    hostOutput: outputChannels[n].map { bus($0.map { buffers.hostOutput[$0] }) } ?? hostOutput))
         }
+        let hostInput = bus(buffers.hostInput)
+        return Wiring(
+            storage: storage, tables: tables, busArrays: busArrays, adapterArrays: adapterArrays, stepArray: stepArray,
+            hostInput: hostInput, hostOutput: hostOutput)
+    }
 
-        // Latency and tail: the largest sum along any path into an output.
+    /// Pass 6's result: each output with its latency and input paths, and the rack's
+    /// latency and tail (the largest over its outputs).
+    private struct Timing {
+        var outputs: [PlanOutput]
+        var latencyFrames: Int
+        var tailSeconds: Double
+    }
+
+    /// Pass 6: latency and tail, the largest sum along any path into an output.
+    private func latencyAndTail(
+        _ nodes: [Node], heard: Heard, units: [any RackUnit], outputs: [Int], outputChannels: [Int: [Int]]
+    ) -> Timing {
+        let order = heard.order
+        let unitIndex = heard.unitIndex
         var latency = Array(repeating: 0, count: nodes.count)
         var tail = Array(repeating: 0.0, count: nodes.count)
         for n in order {
@@ -344,16 +447,26 @@ public struct GraphCompiler {
         let planOutputs = outputs.map {
             PlanOutput(unitID: nodes[$0].id, deviceChannels: outputChannels[$0]!, latencyFrames: latency[$0], paths: paths[$0] ?? [])
         }
+        return Timing(
+            outputs: planOutputs, latencyFrames: outputs.map { latency[$0] }.max()!, tailSeconds: outputs.map { tail[$0] }.max()!)
+    }
+
+    /// Pass 7: the plan itself, with its MIDI receivers and its silence plan.
+    private func makePlan(
+        _ rack: RackDescription, _ nodes: [Node], heard: Heard, units: [any RackUnit], banks: [ParameterBank],
+        wiring: Wiring, timing: Timing, options: Options
+    ) -> RenderPlan {
+        let kept = heard.kept
         let receivers = kept.enumerated().filter { nodes[$1].type.receivesMIDI }.map { $0.offset }
         let usesInput = kept.contains { nodes[$0].type.role == .hostInput }
-
         let plan = RenderPlan(
             rack: rack, sampleRate: options.sampleRate, maxFrames: options.maxFrames, unitIDs: kept.map { nodes[$0].id },
             unitTypes: kept.map { nodes[$0].type.name }, units: units, parameters: banks, midiReceivers: receivers,
-            hostInput: bus(hostInputBuffers), hostOutput: hostOutput, outputs: planOutputs, usesHostInput: usesInput,
-            latencyFrames: outputs.map { latency[$0] }.max()!, tailSeconds: outputs.map { tail[$0] }.max()!, warnings: warnings, storage: storage,
-            tables: tables, busArrays: busArrays, adapterArrays: adapterArrays, stepArray: stepArray)
-        plan.silence = silencePlan(nodes, kept: kept, unitIndex: unitIndex)
+            hostInput: wiring.hostInput, hostOutput: wiring.hostOutput, outputs: timing.outputs, usesHostInput: usesInput,
+            latencyFrames: timing.latencyFrames, tailSeconds: timing.tailSeconds, warnings: heard.warnings,
+            storage: wiring.storage, tables: wiring.tables, busArrays: wiring.busArrays, adapterArrays: wiring.adapterArrays,
+            stepArray: wiring.stepArray)
+        plan.silence = silencePlan(nodes, kept: kept, unitIndex: heard.unitIndex)
         return plan
     }
 
