@@ -31,7 +31,11 @@ enum SwitchBenchmark {
                 "mix": { "type": "mixer", "inputs": 2 }, "out": { "type": "output" } },
               "connections": [ "mic -> reverb -> mix:1", "synth -> mix:2", "mix -> out" ] }
             """
-        let f = fopen(path, "w")
+        // glibc 2.41 (Debian 13) declares fputs/fclose __nonnull: the FILE* must be unwrapped.
+        guard let f = fopen(path, "w") else {
+            fputs("stagerack-bench: cannot write \(path): \(String(cString: strerror(errno)))\n", stderr)
+            exit(1)
+        }
         fputs(text, f)
         fclose(f)
     }
