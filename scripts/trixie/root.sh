@@ -43,5 +43,5 @@ fi
 # /usr/libexec/swift/bin/swift either way (scripts use that path, or the link if present).
 echo "$key" > "$root.new/.stagerack-root"
 rm -rf "$root"; mv "$root.new" "$root"
-echo "trixie root: made in $(( $(date +%s) - start )) s, $(du -sh "$root" | cut -f1)" >&2
+echo "trixie root: made in $(( $(date +%s) - start )) s, $(du -sxh "$root" | cut -f1)" >&2
 echo "$root"

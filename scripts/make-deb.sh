@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# make deb: stagerack_VERSION_ARCH.deb (and stagerack-dbgsym_...) built in the Debian 13 root
+# (scripts/trixie/root.sh build: Debian's swiftlang, linked against trixie's libraries) by
+# scripts/deb/build-in-root.sh, checked with lintian there, and put in DEB_OUT (out/deb) only
+# when everything succeeded: no half-built package is left there.
+# make deb-test (--test): then installed in a fresh Debian 13 (an overlay on the cached bare
+# root .build/trixie-base, thrown away afterwards): apt install ./stagerack_*.deb, every shipped
+# rack validates from /usr/share/stagerack/racks, systemd-analyze verify on the unit,
+# `stagerack render --demo` as the service user, apt purge leaves nothing. Run as root.
+# ARCH: amd64 (the machine's). arm64 needs the emulated root (make check-arm64): not here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/trixie/lib.sh
+OUT_DIR=${DEB_OUT:-out/deb}
+ARCH=${ARCH:-$(dpkg --print-architecture)}
+test_it=false; [[ ${1:-} == --test ]] && test_it=true
+[[ $(id -u) -eq 0 ]] || { echo "make deb: needs root (it builds in a chroot)" >&2; exit 2; }
+if [[ $ARCH != "$(dpkg --print-architecture)" ]]; then
+  echo "make deb: ARCH=$ARCH is not this machine's ($(dpkg --print-architecture)); an $ARCH package needs an emulated $ARCH root, which make deb does not set up" >&2
+  exit 2
+fi
+total0=$(date +%s)
+trap 'trixie_umount_all' EXIT INT TERM
+root=""
+get_root() { root=$(scripts/trixie/root.sh build); }
+step "the trixie build root (cached, made if stale)" get_root
+trixie_mount "$root"
+step "the source copied into the root" copy_source "$root/work/stagerack"
+build() { in_root "$root" 'cd /work/stagerack && scripts/deb/build-in-root.sh'; }
+step "release build (static Swift runtime), package laid out, dpkg-deb" build
+lint() {
+  in_root "$root" 'lintian --no-tag-display-limit --info /tmp/deb/out/*.deb > /tmp/deb/lintian.txt 2>&1; rc=$?; cat /tmp/deb/lintian.txt; exit $rc' >&2 || true
+  if grep -q '^E:' "$root/tmp/deb/lintian.txt"; then echo "make deb: lintian reports errors (above)" >&2; return 1; fi
+  echo "lintian: $(grep -c '^E:' "$root/tmp/deb/lintian.txt") errors, $(grep -c '^W:' "$root/tmp/deb/lintian.txt") warnings, $(grep -c '^I:' "$root/tmp/deb/lintian.txt") info" >&2
+}
+step "lintian (no errors)" lint
+deliver() {
+  mkdir -p "$OUT_DIR"
+  local staging; staging=$(mktemp -d "$OUT_DIR/.partial.XXXXXX")
+  cp "$root"/tmp/deb/out/*.deb "$root/tmp/deb/lintian.txt" "$staging/"
+  local f; for f in "$staging"/*; do mv -f "$f" "$OUT_DIR/"; done
+  rmdir "$staging"
+  ls -l "$OUT_DIR"/*.deb >&2
+}
+step "packages moved to $OUT_DIR" deliver
+
+if $test_it; then
+  trixie_umount_all
+  base=""
+  get_base() { base=$(scripts/trixie/root.sh base); }
+  step "the bare trixie root (cached, made if stale)" get_base
+  fresh=$(mktemp -d /tmp/stagerack-deb-test.XXXXXX)
+  mkdir -p "$fresh"/{upper,work,merged}
+  mount -t overlay overlay -o "lowerdir=$base,upperdir=$fresh/upper,workdir=$fresh/work" "$fresh/merged" \
+    || { echo "make deb-test: cannot mount an overlay on $base (a fresh copy of the root is made that way)" >&2; exit 1; }
+  TRIXIE_MOUNTS+=("$fresh/merged")
+  trap 'trixie_umount_all; rm -rf "$fresh"' EXIT INT TERM
+  t=$fresh/merged
+  trixie_mount "$t"
+  deb=$(ls "$OUT_DIR"/stagerack_*_"$ARCH".deb)
+  cp "$deb" "$t/tmp/"
+  in_root "$t" 'find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/lib/systemd/deb-systemd-helper-enabled -o -path /etc/ld.so.cache \) -prune -o -print | sort > /tmp/before.txt'
+  install_it() { in_root "$t" 'apt-get install -y -q ./tmp/'"$(basename "$deb")"' 2>&1 | tail -4; exit ${PIPESTATUS[0]}'; }
+  step "apt install ./$(basename "$deb") in a fresh trixie" install_it
+  validate_all() {
+    in_root "$t" 'rc=0; n=0; for r in $(find /usr/share/stagerack/racks -name "*.json" | sort); do n=$((n+1)); out=$(stagerack validate "$r" 2>&1) || { rc=1; echo "FAIL $r: $out"; }; done; echo "$n racks and setlists validated"; exit $rc'
+  }
+  step "every shipped rack validates from /usr/share/stagerack/racks" validate_all
+  verify_unit() { in_root "$t" 'systemd-analyze verify --man=no /usr/lib/systemd/system/stagerack.service 2>&1 | tee /tmp/verify.txt; [ ! -s /tmp/verify.txt ]'; }
+  step "systemd-analyze verify stagerack.service" verify_unit
+  render_as_user() {
+    in_root "$t" 'getent passwd stagerack && id stagerack && cd /tmp && runuser -u stagerack -- stagerack render /usr/share/stagerack/racks/default.json --demo --output /tmp/demo.wav 2>&1 | tail -2; exit ${PIPESTATUS[0]}'
+  }
+  step "stagerack render --demo as the service user" render_as_user
+  purge_it() {
+    in_root "$t" 'apt-get purge --autoremove -y -q stagerack 2>&1 | tail -2
+      find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/lib/systemd/deb-systemd-helper-enabled -o -path /etc/ld.so.cache \) -prune -o -print | sort > /tmp/after.txt
+      left=$(comm -13 /tmp/before.txt /tmp/after.txt); user=$(getent passwd stagerack || true)
+      if [ -n "$left$user" ]; then echo "left behind after purge:"; echo "$left"; echo "$user"; exit 1; fi
+      echo "nothing left behind (files outside apt/dpkg state, logs and caches; the user)"'
+  }
+  step "apt purge --autoremove leaves nothing" purge_it
+fi
+echo "make deb: done" >&2
+printf '  %s\n' "${STEP_TIMES[@]}" >&2
+echo "  total: $(( $(date +%s) - total0 )) s" >&2
