@@ -107,6 +107,15 @@ install-dry-run: build
 check-trixie: build
 	scripts/check-trixie.sh
 
+# The Debian package, built in the Debian 13 root with Debian's swiftlang (as root):
+# out/deb/stagerack_VERSION_ARCH.deb and its -dbgsym, lintian without errors
+# (out/deb/lintian.txt). deb-test also installs, runs and purges it in a fresh Debian 13.
+deb:
+	scripts/make-deb.sh
+
+deb-test:
+	scripts/make-deb.sh --test
+
 # The C shims cross-compiled for aarch64 (and the FTZ shim run under qemu-aarch64).
 check-aarch64:
 	scripts/check-aarch64.sh
