@@ -49,13 +49,9 @@ if $test_it; then
   base=""
   get_base() { base=$(scripts/trixie/root.sh base); }
   step "the bare trixie root (cached, made if stale)" get_base
-  fresh=$(mktemp -d /tmp/stagerack-deb-test.XXXXXX)
-  mkdir -p "$fresh"/{upper,work,merged}
-  mount -t overlay overlay -o "lowerdir=$base,upperdir=$fresh/upper,workdir=$fresh/work" "$fresh/merged" \
-    || { echo "make deb-test: cannot mount an overlay on $base (a fresh copy of the root is made that way)" >&2; exit 1; }
-  TRIXIE_MOUNTS+=("$fresh/merged")
-  trap 'trixie_umount_all; rm -rf "$fresh"' EXIT INT TERM
-  t=$fresh/merged
+  trap 'trixie_fresh_cleanup' EXIT INT TERM
+  fresh_copy "$base"
+  t=$FRESH
   trixie_mount "$t"
   deb=$(ls "$OUT_DIR"/stagerack_*_"$ARCH".deb)
   cp "$deb" "$t/tmp/"

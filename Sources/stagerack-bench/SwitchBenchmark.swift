@@ -33,7 +33,7 @@ enum SwitchBenchmark {
             """
         // glibc 2.41 (Debian 13) declares fputs/fclose __nonnull: the FILE* must be unwrapped.
         guard let f = fopen(path, "w") else {
-            fputs("stagerack-bench: cannot write \(path): \(String(cString: strerror(errno)))\n", stderr)
+            print("stagerack-bench: cannot write \(path): \(String(cString: strerror(errno)))")
             exit(1)
         }
         fputs(text, f)

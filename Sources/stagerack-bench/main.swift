@@ -43,7 +43,7 @@ if let n = Int(argument("--chains") ?? ""), n > 0 {
     rackPath = "/tmp/stagerack-bench-chains-\(n).json"
     text.withCString { p in
         guard let f = fopen(rackPath, "w") else {
-            fputs("stagerack-bench: cannot write \(rackPath): \(String(cString: strerror(errno)))\n", stderr)
+            print("stagerack-bench: cannot write \(rackPath): \(String(cString: strerror(errno)))")
             exit(1)
         }
         fputs(p, f)

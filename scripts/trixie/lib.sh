@@ -51,3 +51,22 @@ copy_source() {
   rm -rf "$dest"; mkdir -p "$dest"
   git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$dest"
 }
+
+# fresh_copy BASE: a throw-away copy of the root BASE (an overlay: BASE stays untouched),
+# mounted; sets FRESH to its path. Unmounted by trixie_umount_all; its folder removed by
+# trixie_fresh_cleanup.
+FRESH=""; FRESH_DIRS=()
+fresh_copy() {
+  local base=$1 d
+  d=$(mktemp -d /tmp/stagerack-trixie-fresh.XXXXXX)
+  mkdir -p "$d"/{upper,work,merged}
+  mount -t overlay overlay -o "lowerdir=$base,upperdir=$d/upper,workdir=$d/work" "$d/merged" \
+    || { echo "trixie root: cannot mount an overlay on $base (a fresh copy of the root is made that way)" >&2; rm -rf "$d"; return 1; }
+  TRIXIE_MOUNTS+=("$d/merged"); FRESH_DIRS+=("$d")
+  FRESH=$d/merged
+}
+trixie_fresh_cleanup() {
+  trixie_umount_all
+  local d; for d in "${FRESH_DIRS[@]}"; do rm -rf "$d"; done
+  FRESH_DIRS=()
+}
