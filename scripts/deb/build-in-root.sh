@@ -10,9 +10,12 @@ cd /work/stagerack
 arch=$(dpkg --print-architecture)
 version=$(sed -n 's/^let version = "\(.*\)"/\1/p' Sources/stagerack/main.swift)
 [[ -n $version ]] || { echo "make deb: no version in Sources/stagerack/main.swift" >&2; exit 1; }
-nice -n 10 swift build -c release --product stagerack --static-swift-stdlib --scratch-path /work/build-deb 2>&1 \
-  | grep -E "error|warning: .*(RWX|LOAD)|Build complete" || true
-bin=/work/build-deb/release/stagerack
+if ! nice -n 10 swift build -c release --product stagerack --static-swift-stdlib --scratch-path /work/build >/tmp/deb-build.log 2>&1; then
+  grep -E "error" /tmp/deb-build.log | sort -u | head -20 >&2
+  echo "make deb: the release build failed (/tmp/deb-build.log in the root)" >&2; exit 1
+fi
+grep -E "warning: .*(RWX|LOAD)|Build complete" /tmp/deb-build.log >&2 || true
+bin=/work/build/release/stagerack
 [[ -x $bin ]] || { echo "make deb: the release build failed" >&2; exit 1; }
 
 work=/tmp/deb; rm -rf "$work"; mkdir -p "$work/out"
