@@ -3,8 +3,8 @@
 # Usage: scripts/trixie/root.sh build|base   -> prints the root's path on stdout.
 #   build: Debian's swiftlang (6.0.x) and the project's -dev packages (scripts/trixie/build.packages)
 #   base:  a bare trixie with systemd (scripts/trixie/base.packages), for the .deb's install test
-# The root is cached under .build/trixie-<flavour>; it is made again when its package list or
-# this script changes (a hash stored in the root), or when it is broken (no stamp). A root is
+# The root is cached under .build/trixie-<flavour>; it is made again when its package list,
+# the mirror or ROOT_FORMAT changes (a hash stored in the root), or when it is broken (no stamp). A root is
 # built under a .new name and moved in place only when complete. Needs root (mmdebstrap --mode=root).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +13,9 @@ list=scripts/trixie/$flavour.packages
 [[ -f $list ]] || { echo "trixie root: no package list $list (flavour build or base)" >&2; exit 2; }
 MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
 root=$PWD/.build/trixie-$flavour
-key=$(cat "$list" scripts/trixie/root.sh | sha256sum | cut -c1-16)
+# Bump when the way the root is made changes (mmdebstrap options): the roots are made again.
+ROOT_FORMAT=1
+key=$( { grep -v '^\s*#' "$list"; echo "$MIRROR format $ROOT_FORMAT"; } | sha256sum | cut -c1-16)
 stamp=$root/.stagerack-root
 
 if [[ -f $stamp && $(cat "$stamp") == "$key" && -x $root/usr/bin/apt-get ]]; then
