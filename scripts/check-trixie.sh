@@ -17,6 +17,7 @@ TESTS=${TRIXIE_TESTS:-all}
 command -v sox >/dev/null || { echo "check-trixie: sox is missing (the demos are compared with it): apt-get install sox" >&2; exit 2; }
 total0=$(date +%s)
 trap 'trixie_umount_all' EXIT INT TERM
+out=.build/check-trixie; rm -rf "$out"; mkdir -p "$out"
 
 root=""
 get_root() { root=$(scripts/trixie/root.sh build); }
@@ -28,20 +29,30 @@ swift_version() {
 step "Debian's Swift in the root is 6.0.x" swift_version
 step "the source copied into the root (/work/stagerack)" copy_source "$root/work/stagerack"
 # The build directory stays in the root between runs (/work/build): later runs are incremental.
+# With the tests, as `swift test -c release` builds them (a build without them compiles
+# every module again with other flags, and the test run would then do it once more).
 build_release() {
-  in_root "$root" 'cd /work/stagerack && nice -n 10 swift build -c release --scratch-path /work/build 2>&1 | grep -E "error|warning: unreachable|Compiling|Build complete" | grep -v "^\[.*Compiling" | tail -20; exit ${PIPESTATUS[0]}'
+  in_root "$root" 'cd /work/stagerack && nice -n 10 swift build -c release --build-tests --scratch-path /work/build > /tmp/build.log 2>&1; rc=$?; grep -E "error:|Build complete" /tmp/build.log | sort -u | tail -20; exit $rc'
 }
-step "release build, every product, Swift 6.0 (trixie)" build_release
+step "release build with the tests, Swift 6.0 (trixie)" build_release
+# The whole log in .build/check-trixie/unit-tests.log; the failures and the summary printed.
 run_tests() {
+  local filter=""
   case $TESTS in
-    none) echo "unit tests skipped (TRIXIE_TESTS=none)" >&2 ;;
-    all) in_root "$root" 'cd /work/stagerack && nice -n 10 swift test -c release --scratch-path /work/build 2>&1 | tail -25; exit ${PIPESTATUS[0]}' ;;
-    *) in_root "$root" "cd /work/stagerack && nice -n 10 swift test -c release --scratch-path /work/build --filter '$TESTS' 2>&1 | tail -25; exit \${PIPESTATUS[0]}" ;;
+    none) echo "unit tests skipped (TRIXIE_TESTS=none)" >&2; return 0 ;;
+    all) ;;
+    *) filter="--filter '$TESTS'" ;;
   esac
+  in_root "$root" "cd /work/stagerack && nice -n 10 swift test -c release --skip-build --scratch-path /work/build $filter > /tmp/unit-tests.log 2>&1; echo \$? > /tmp/unit-tests.rc"
+  cp "$root/tmp/unit-tests.log" "$out/unit-tests.log"
+  grep -E ': error: |Fatal error|crashed|Executed [0-9]+ tests.*with [1-9]' "$out/unit-tests.log" | cut -c1-300 | head -30 >&2 || true
+  grep -E '^\s*Executed [0-9]+ tests' "$out/unit-tests.log" | tail -1 >&2 || true
+  return "$(cat "$root/tmp/unit-tests.rc")"
 }
-step "unit tests with Swift 6.0 (trixie): $TESTS" run_tests
+failed=""
+step "unit tests with Swift 6.0 (trixie): $TESTS" run_tests || failed+="unit tests (see $out/unit-tests.log); "
 
-out=.build/check-trixie; rm -rf "$out"; mkdir -p "$out/host" "$root/tmp/demos"
+mkdir -p "$out/host" "$root/tmp/demos"
 racks=(racks/*.json racks/lv2/*.json)
 render_host() {
   local r
@@ -87,8 +98,9 @@ compare() {
   echo "(swift: the difference at most -120 dBFS; clib: synth/player/LV2, the RMS level within 0.5 dB)" >&2
   return $((fails > 0))
 }
-step "demos compared, host vs trixie" compare
+step "demos compared, host vs trixie" compare || failed+="demo comparison; "
 
-echo "check-trixie: every step passed" >&2
+if [[ -n $failed ]]; then echo "check-trixie: FAILED: $failed" >&2; else echo "check-trixie: every step passed" >&2; fi
 printf '  %s\n' "${STEP_TIMES[@]}" >&2
 echo "  total: $(( $(date +%s) - total0 )) s" >&2
+[[ -z $failed ]]

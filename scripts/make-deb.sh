@@ -20,11 +20,17 @@ if [[ $ARCH != "$(dpkg --print-architecture)" ]]; then
   exit 2
 fi
 total0=$(date +%s)
-trap 'trixie_umount_all' EXIT INT TERM
-root=""
-get_root() { root=$(scripts/trixie/root.sh build); }
+trap 'trixie_fresh_cleanup' EXIT INT TERM
+buildroot=""
+get_root() { buildroot=$(scripts/trixie/root.sh build); }
 step "the trixie build root (cached, made if stale)" get_root
+# A throw-away overlay on the build root (make check-trixie may use the root at the same
+# time); the package's build folder persists in .build/deb-build, bound into it.
+fresh_copy "$buildroot"
+root=$FRESH
 trixie_mount "$root"
+mkdir -p .build/deb-build "$root/work/build-deb"
+mount --bind "$PWD/.build/deb-build" "$root/work/build-deb" && TRIXIE_MOUNTS+=("$root/work/build-deb")
 step "the source copied into the root" copy_source "$root/work/stagerack"
 build() { in_root "$root" 'cd /work/stagerack && scripts/deb/build-in-root.sh'; }
 step "release build (static Swift runtime), package laid out, dpkg-deb" build
@@ -45,11 +51,10 @@ deliver() {
 step "packages moved to $OUT_DIR" deliver
 
 if $test_it; then
-  trixie_umount_all
+  trixie_fresh_cleanup
   base=""
   get_base() { base=$(scripts/trixie/root.sh base); }
   step "the bare trixie root (cached, made if stale)" get_base
-  trap 'trixie_fresh_cleanup' EXIT INT TERM
   fresh_copy "$base"
   t=$FRESH
   trixie_mount "$t"

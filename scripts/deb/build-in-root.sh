@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs inside the Debian 13 build root (scripts/make-deb.sh copies the source to
-# /work/stagerack): builds the release binary with the Swift runtime linked statically (the
-# package then needs no Swift installed), lays the package out with `stagerack install-service
+# /work/stagerack): builds the release binary (the Swift runtime from Debian's libswiftlang,
+# ~20 MB, not the whole compiler; --static-swift-stdlib fails to link with Debian's
+# swiftlang 6.0.3), lays the package out with `stagerack install-service
 # --root` (the same racks/, soundfonts/, web/, config and unit a source install gets, with
 # /usr as the prefix), splits the debug info into a -dbgsym package, and builds both with
 # dpkg-deb into /tmp/deb/out. Depends come from dpkg-shlibdeps.
@@ -10,12 +11,12 @@ cd /work/stagerack
 arch=$(dpkg --print-architecture)
 version=$(sed -n 's/^let version = "\(.*\)"/\1/p' Sources/stagerack/main.swift)
 [[ -n $version ]] || { echo "make deb: no version in Sources/stagerack/main.swift" >&2; exit 1; }
-if ! nice -n 10 swift build -c release --product stagerack --static-swift-stdlib --scratch-path /work/build >/tmp/deb-build.log 2>&1; then
+if ! nice -n 10 swift build -c release --product stagerack --scratch-path /work/build-deb >/tmp/deb-build.log 2>&1; then
   grep -E "error" /tmp/deb-build.log | sort -u | head -20 >&2
   echo "make deb: the release build failed (/tmp/deb-build.log in the root)" >&2; exit 1
 fi
 grep -E "warning: .*(RWX|LOAD)|Build complete" /tmp/deb-build.log >&2 || true
-bin=/work/build/release/stagerack
+bin=/work/build-deb/release/stagerack
 [[ -x $bin ]] || { echo "make deb: the release build failed" >&2; exit 1; }
 
 work=/tmp/deb; rm -rf "$work"; mkdir -p "$work/out"
@@ -58,8 +59,15 @@ echo /etc/stagerack/stagerack.json > "$pkg/DEBIAN/conffiles"
 # dpkg-shlibdeps wants a debian/control naming the package.
 mkdir -p "$work/src/debian"
 printf 'Source: stagerack\n\nPackage: stagerack\nArchitecture: any\n' > "$work/src/debian/control"
-depends=$(cd "$work/src" && dpkg-shlibdeps -O "$pkg/usr/bin/stagerack" 2>"$work/shlibdeps.log" | sed -n 's/^shlibs:Depends=//p')
+# libswiftlang ships no shlibs or symbols file (its libraries have unversioned sonames,
+# libswiftCore.so), so dpkg-shlibdeps cannot map them: it is told to pass over them, and the
+# runtime is pinned to the exact version the binary was built with (Swift has no stable ABI
+# on Linux), read from dpkg's database of the build root.
+depends=$(cd "$work/src" && dpkg-shlibdeps --ignore-missing-info -O "$pkg/usr/bin/stagerack" 2>"$work/shlibdeps.log" | sed -n 's/^shlibs:Depends=//p')
 [[ -n $depends ]] || { cat "$work/shlibdeps.log" >&2; echo "make deb: dpkg-shlibdeps gave no Depends" >&2; exit 1; }
+if ldd "$pkg/usr/bin/stagerack" | grep -q 'libswiftCore.so'; then
+  depends="$depends, libswiftlang (= $(dpkg-query -W -f='${Version}' libswiftlang))"
+fi
 
 fill() {  # fill TEMPLATE TREE: the control file with version, arch, size, depends, build id
   sed -e "s/@VERSION@/$version/g" -e "s/@ARCH@/$arch/g" -e "s/@SIZE@/$(du -sk --exclude=DEBIAN "$2" | cut -f1)/" \

@@ -18,8 +18,27 @@ ROOT_FORMAT=1
 key=$( { grep -v '^\s*#' "$list"; echo "$MIRROR format $ROOT_FORMAT"; } | sha256sum | cut -c1-16)
 stamp=$root/.stagerack-root
 
-if [[ -f $stamp && $(cat "$stamp") == "$key" && -x $root/usr/bin/apt-get ]]; then
+packages=$(grep -v '^\s*#' "$list" | sed 's/#.*//' | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
+if [[ -f $stamp && $(head -1 "$stamp") == "$key" && -x $root/usr/bin/apt-get ]]; then
   echo "$root"; exit 0
+fi
+# Only packages added to the list (same mirror and format): installed into the cached root
+# with apt, which keeps its build folder, instead of making the root again.
+if [[ -f $stamp && -x $root/usr/bin/apt-get && $(id -u) -eq 0 ]] && old=$(sed -n 's/^packages: //p' "$stamp") && [[ -n $old ]] \
+   && [[ $(sed -n 's/^source: //p' "$stamp") == "$MIRROR format $ROOT_FORMAT" ]] \
+   && [[ -z $(comm -23 <(tr , '\n' <<<"$old" | sort -u) <(tr , '\n' <<<"$packages" | sort -u)) ]]; then
+  added=$(comm -13 <(tr , '\n' <<<"$old" | sort -u) <(tr , '\n' <<<"$packages" | sort -u) | tr '\n' ' ')
+  echo "trixie root: adding to $root: $added" >&2
+  . scripts/trixie/lib.sh
+  trap trixie_umount_all EXIT
+  trixie_mount "$root" >&2
+  if in_root "$root" "apt-get update -qq && apt-get install -y -q --no-install-recommends $added" >&2; then
+    trixie_umount_all
+    printf '%s\npackages: %s\nsource: %s\n' "$key" "$packages" "$MIRROR format $ROOT_FORMAT" > "$stamp"
+    echo "$root"; exit 0
+  fi
+  echo "trixie root: adding packages failed: making the root again" >&2
+  trixie_umount_all
 fi
 [[ $(id -u) -eq 0 ]] || { echo "trixie root: making $root needs root (mmdebstrap --mode=root); run as root" >&2; exit 2; }
 command -v mmdebstrap >/dev/null || { echo "trixie root: mmdebstrap is missing: apt-get install mmdebstrap" >&2; exit 2; }
@@ -29,7 +48,6 @@ if ! getent hosts "$(echo "$MIRROR" | sed -E 's|^[a-z]+://([^/:]+).*|\1|')" >/de
   exit 2
 fi
 [[ -e $root ]] && echo "trixie root: $root is stale or broken: making it again" >&2
-packages=$(grep -v '^\s*#' "$list" | sed 's/#.*//' | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
 rm -rf "$root.new"
 start=$(date +%s)
 echo "trixie root: mmdebstrap trixie ($flavour: $packages) into $root ..." >&2
@@ -43,7 +61,7 @@ if ! DEBIAN_FRONTEND=noninteractive mmdebstrap --mode=root --variant=apt --quiet
 fi
 # Debian's swiftlang links /usr/bin/swift only through a debconf answer; the compiler is
 # /usr/libexec/swift/bin/swift either way (scripts use that path, or the link if present).
-echo "$key" > "$root.new/.stagerack-root"
+printf '%s\npackages: %s\nsource: %s\n' "$key" "$packages" "$MIRROR format $ROOT_FORMAT" > "$root.new/.stagerack-root"
 rm -rf "$root"; mv "$root.new" "$root"
 echo "trixie root: made in $(( $(date +%s) - start )) s, $(du -sxh "$root" | cut -f1)" >&2
 echo "$root"
