@@ -11,7 +11,7 @@ cd /work/stagerack
 arch=$(dpkg --print-architecture)
 version=$(sed -n 's/^let version = "\(.*\)"/\1/p' Sources/stagerack/main.swift)
 [[ -n $version ]] || { echo "make deb: no version in Sources/stagerack/main.swift" >&2; exit 1; }
-if ! nice -n 10 swift build -c release --product stagerack --scratch-path /work/build-deb >/tmp/deb-build.log 2>&1; then
+if ! nice -n 10 swift build -c release --product stagerack -Xlinker --build-id=sha1 --scratch-path /work/build-deb >/tmp/deb-build.log 2>&1; then
   grep -E "error" /tmp/deb-build.log | sort -u | head -20 >&2
   echo "make deb: the release build failed (/tmp/deb-build.log in the root)" >&2; exit 1
 fi
