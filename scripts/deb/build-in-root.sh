@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs inside the Debian 13 build root (scripts/make-deb.sh copies the source to
 # /work/stagerack): builds the release binary (the Swift runtime from Debian's libswiftlang,
-# ~20 MB, not the whole compiler; --static-swift-stdlib fails to link with Debian's
-# swiftlang 6.0.3), lays the package out with `stagerack install-service
+# ~20 MB, not the whole compiler; a --static-swift-stdlib link failed with Debian's
+# swiftlang 6.0.3, not looked into), lays the package out with `stagerack install-service
 # --root` (the same racks/, soundfonts/, web/, config and unit a source install gets, with
 # /usr as the prefix), splits the debug info into a -dbgsym package, and builds both with
 # dpkg-deb into /tmp/deb/out. Depends come from dpkg-shlibdeps.
@@ -11,7 +11,7 @@ cd /work/stagerack
 arch=$(dpkg --print-architecture)
 version=$(sed -n 's/^let version = "\(.*\)"/\1/p' Sources/stagerack/main.swift)
 [[ -n $version ]] || { echo "make deb: no version in Sources/stagerack/main.swift" >&2; exit 1; }
-if ! nice -n 10 swift build -c release --product stagerack -Xlinker --build-id=sha1 --scratch-path /work/build-deb >/tmp/deb-build.log 2>&1; then
+if ! nice -n 10 swift build -c release --product stagerack -Xlinker --build-id=sha1 -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now --scratch-path /work/build-deb >/tmp/deb-build.log 2>&1; then
   grep -E "error" /tmp/deb-build.log | sort -u | head -20 >&2
   echo "make deb: the release build failed (/tmp/deb-build.log in the root)" >&2; exit 1
 fi
@@ -19,6 +19,8 @@ grep -E "warning: .*(RWX|LOAD)|Build complete" /tmp/deb-build.log >&2 || true
 bin=/work/build-deb/release/stagerack
 [[ -x $bin ]] || { echo "make deb: the release build failed" >&2; exit 1; }
 
+# DEB_MAINTAINER names who publishes the package (the default is a placeholder).
+maintainer=${DEB_MAINTAINER:-StageRack developers <stagerack@example.org>}
 work=/tmp/deb; rm -rf "$work"; mkdir -p "$work/out"
 pkg=$work/stagerack; dbg=$work/stagerack-dbgsym
 "$bin" install-service --root "$pkg" --prefix /usr --source /work/stagerack --no-enable >"$work/install.log"
@@ -30,12 +32,14 @@ sed -i 's/^# which fills in the binary path and the user.*/# (the Debian package
   "$pkg/usr/lib/systemd/system/stagerack.service"
 install -m 644 packaging/deb/sysusers.conf "$pkg/usr/lib/sysusers.d/stagerack.conf"
 install -m 644 packaging/deb/copyright "$pkg/usr/share/doc/stagerack/copyright"
+mkdir -p "$pkg/usr/share/lintian/overrides"
+install -m 644 packaging/deb/lintian-overrides "$pkg/usr/share/lintian/overrides/stagerack"
 {
   echo "stagerack ($version) unstable; urgency=medium"
   echo
   echo "  * Built from the StageRack repository with Debian's swiftlang ($(swift --version 2>&1 | head -1 | sed 's/.*version \([0-9.]*\).*/\1/'))."
   echo
-  echo " -- StageRack developers <stagerack@localhost>  $(date -R -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")"
+  echo " -- $maintainer  $(date -R -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")"
 } | gzip -9n > "$pkg/usr/share/doc/stagerack/changelog.gz"
 
 # Debug info split off: the stripped binary keeps a .gnu_debuglink; the .debug file goes in
@@ -71,7 +75,7 @@ fi
 
 fill() {  # fill TEMPLATE TREE: the control file with version, arch, size, depends, build id
   sed -e "s/@VERSION@/$version/g" -e "s/@ARCH@/$arch/g" -e "s/@SIZE@/$(du -sk --exclude=DEBIAN "$2" | cut -f1)/" \
-      -e "s/@DEPENDS@/$depends/" -e "s/@BUILDID@/$build_id/" "$1" > "$2/DEBIAN/control"
+      -e "s/@DEPENDS@/$depends/" -e "s/@BUILDID@/$build_id/" -e "s/@MAINTAINER@/$maintainer/" "$1" > "$2/DEBIAN/control"
 }
 for tree in "$pkg" "$dbg"; do
   (cd "$tree" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum > DEBIAN/md5sums)
