@@ -33,7 +33,7 @@ mkdir -p .build/deb-build "$root/work/build-deb"
 mount --bind "$PWD/.build/deb-build" "$root/work/build-deb" && TRIXIE_MOUNTS+=("$root/work/build-deb")
 step "the source copied into the root" copy_source "$root/work/stagerack"
 build() { in_root "$root" 'cd /work/stagerack && scripts/deb/build-in-root.sh'; }
-step "release build (static Swift runtime), package laid out, dpkg-deb" build
+step "release build, package laid out, dpkg-deb" build
 lint() {
   in_root "$root" 'lintian --no-tag-display-limit --info /tmp/deb/out/*.deb > /tmp/deb/lintian.txt 2>&1; rc=$?; cat /tmp/deb/lintian.txt; exit $rc' >&2 || true
   if grep -q '^E:' "$root/tmp/deb/lintian.txt"; then echo "make deb: lintian reports errors (above)" >&2; return 1; fi

@@ -69,7 +69,8 @@ printf 'Source: stagerack\n\nPackage: stagerack\nArchitecture: any\n' > "$work/s
 # on Linux), read from dpkg's database of the build root.
 depends=$(cd "$work/src" && dpkg-shlibdeps --ignore-missing-info -O "$pkg/usr/bin/stagerack" 2>"$work/shlibdeps.log" | sed -n 's/^shlibs:Depends=//p')
 [[ -n $depends ]] || { cat "$work/shlibdeps.log" >&2; echo "make deb: dpkg-shlibdeps gave no Depends" >&2; exit 1; }
-if ldd "$pkg/usr/bin/stagerack" | grep -q 'libswiftCore.so'; then
+# (grep without -q: an early exit would kill ldd with SIGPIPE and fail the pipe under pipefail)
+if ldd "$pkg/usr/bin/stagerack" | grep 'libswiftCore.so' >/dev/null; then
   depends="$depends, libswiftlang (= $(dpkg-query -W -f='${Version}' libswiftlang))"
 fi
 
