@@ -76,11 +76,16 @@ if $test_it; then
   }
   step "stagerack render --demo as the service user" render_as_user
   purge_it() {
-    in_root "$t" 'apt-get purge --autoremove -y -q stagerack 2>&1 | tail -2
+    in_root "$t" '{ dpkg -L stagerack; echo /etc/stagerack; echo /var/lib/stagerack; echo /etc/systemd/system/multi-user.target.wants/stagerack.service; } | sort -u > /tmp/owned.txt
+      apt-get purge --autoremove -y -q stagerack x42-plugins 2>&1 | tail -2
       find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/lib/systemd/deb-systemd-helper-enabled -o -path /etc/ld.so.cache \) -prune -o -print | sort > /tmp/after.txt
-      left=$(comm -13 /tmp/before.txt /tmp/after.txt); user=$(getent passwd stagerack || true)
-      if [ -n "$left$user" ]; then echo "left behind after purge:"; echo "$left"; echo "$user"; exit 1; fi
-      echo "nothing left behind (files outside apt/dpkg state, logs and caches; the user)"'
+      new=$(comm -13 /tmp/before.txt /tmp/after.txt)
+      # What stagerack owned or made (files and its own folders; /usr, /etc are shared).
+      left=$(while read -r f; do [ -e "$f" ] && { [ ! -d "$f" ] || echo "$f" | grep -q stagerack; } && echo "$f"; done < /tmp/owned.txt; echo "$new" | grep stagerack)
+      user=$(getent passwd stagerack || true)
+      [ -n "$new" ] && { echo "new since before the install, not from stagerack (left by the dependencies apt removed):"; echo "$new"; }
+      if [ -n "$left$user" ]; then echo "left behind by stagerack after purge:"; echo "$left"; echo "$user"; exit 1; fi
+      echo "nothing of stagerack left behind: its files, /etc/stagerack, /var/lib/stagerack, the enable link, the user"'
   }
   step "apt purge --autoremove leaves nothing" purge_it
 fi

@@ -18,6 +18,7 @@ trixie_mount() {
     || { echo "trixie root: $root is missing or broken (no apt-get or no stamp): make it with scripts/trixie/root.sh" >&2; return 2; }
   mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc" && TRIXIE_MOUNTS+=("$root/proc"); }
   mountpoint -q "$root/dev" || { mount --bind /dev "$root/dev" && TRIXIE_MOUNTS+=("$root/dev"); }
+  mountpoint -q "$root/dev/pts" || { mount --bind /dev/pts "$root/dev/pts" && TRIXIE_MOUNTS+=("$root/dev/pts"); }
   mountpoint -q "$root/sys" || { mount --bind /sys "$root/sys" && TRIXIE_MOUNTS+=("$root/sys"); }
   mountpoint -q "$root/tmp" || { mount -t tmpfs -o size=4g tmpfs "$root/tmp" && TRIXIE_MOUNTS+=("$root/tmp"); }
   cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
