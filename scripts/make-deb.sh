@@ -83,7 +83,7 @@ if $test_it; then
       # What stagerack owned or made (files and its own folders; /usr, /etc are shared).
       left=$(while read -r f; do [ -e "$f" ] && { [ ! -d "$f" ] || echo "$f" | grep -q stagerack; } && echo "$f"; done < /tmp/owned.txt; echo "$new" | grep stagerack)
       user=$(getent passwd stagerack || true)
-      [ -n "$new" ] && { echo "new since before the install, not from stagerack (left by the dependencies apt removed):"; echo "$new"; }
+      [ -n "$new" ] && { echo "$(echo "$new" | wc -l) paths new since before the install, none of them stagerack'"'"'s (dependencies apt kept or left), e.g.:"; echo "$new" | head -5; }
       if [ -n "$left$user" ]; then echo "left behind by stagerack after purge:"; echo "$left"; echo "$user"; exit 1; fi
       echo "nothing of stagerack left behind: its files, /etc/stagerack, /var/lib/stagerack, the enable link, the user"'
   }
