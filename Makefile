@@ -1,5 +1,8 @@
 # StageRack: `make run` sets up everything and runs the default rack; `make test` runs every test.
-SWIFT ?= swift
+# Debian's swiftlang (Debian 13, Pi OS trixie) links /usr/bin/swift only on a debconf answer:
+# its compiler in /usr/libexec/swift/bin is used when no swift is on PATH (looked up when used,
+# so after `deps` has installed it).
+SWIFT ?= $(shell command -v swift 2>/dev/null || echo /usr/libexec/swift/bin/swift)
 BIN := .build/release/stagerack
 RACK ?= racks/default.json
 OUT ?= out
@@ -10,6 +13,7 @@ PREFIX ?= /usr/local
 .PHONY: remote-test
 .PHONY: bench-remote bench-memory
 .PHONY: drift-test bench-drift
+.PHONY: check-trixie deb deb-test
 
 all: build
 
@@ -100,6 +104,22 @@ install: build
 
 install-dry-run: build
 	$(BIN) install-service --prefix $(PREFIX) --rack $(RACK) --dry-run $(INSTALL_FLAGS)
+
+# Built and tested with Debian 13's own Swift (swiftlang 6.0.x) in a Debian 13 root made with
+# mmdebstrap (cached under .build/trixie-build; the first run downloads ~600 MB): the release
+# build, the unit tests, every shipped rack's demo compared with this machine's build. As root.
+# TRIXIE_TESTS=none skips the unit tests, or names a --filter. Prints each step's time.
+check-trixie: build
+	scripts/check-trixie.sh
+
+# The Debian package, built in the Debian 13 root with Debian's swiftlang (as root):
+# out/deb/stagerack_VERSION_ARCH.deb and its -dbgsym, lintian without errors
+# (out/deb/lintian.txt). deb-test also installs, runs and purges it in a fresh Debian 13.
+deb:
+	scripts/make-deb.sh
+
+deb-test:
+	scripts/make-deb.sh --test
 
 # The C shims cross-compiled for aarch64 (and the FTZ shim run under qemu-aarch64); part of
 # `make test`, skipped there with one line when aarch64-linux-gnu-gcc is missing.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what StageRack needs from Debian packages (Debian 12, Raspberry Pi OS).
+# Installs what StageRack needs from Debian packages (Debian 12 and 13, Raspberry Pi OS),
+# and Swift itself from apt (swiftlang) where the system packages it.
 # Only missing packages are installed; run as root or with sudo available.
 # Usage: scripts/install-deps.sh [--test]   (--test adds what the test suite needs)
 set -euo pipefail
@@ -52,6 +53,31 @@ install_pypi() {
     || python3 -m pip install --quiet --break-system-packages "${want[@]}"
 }
 
+# Swift itself: when no `swift` is on PATH, Debian 13 "trixie" and Raspberry Pi OS trixie
+# package it (`swiftlang`, 6.0.x, ~400 MB); anywhere else say where to get it.
+# Debian's swiftlang links /usr/bin/swift only through a debconf answer; its compiler is
+# /usr/libexec/swift/bin/swift either way, so that is looked for too.
+swift_from_apt=""
+if ! command -v swift >/dev/null && [[ ! -x /usr/libexec/swift/bin/swift ]]; then
+  candidate=$(apt-cache policy swiftlang 2>/dev/null | awk '/Candidate:/ { print $2 }')
+  if [[ -z $candidate || $candidate == "(none)" ]] && [[ $(id -u) -eq 0 ]] && grep -qs 'trixie' /etc/os-release; then
+    apt-get update -qq >&2 || true   # a fresh root may not have read the archive's lists yet
+    candidate=$(apt-cache policy swiftlang 2>/dev/null | awk '/Candidate:/ { print $2 }')
+  fi
+  if [[ -n $candidate && $candidate != "(none)" ]]; then
+    echo "no swift found: installing Debian's swiftlang $candidate from apt (~400 MB; about 2.5 GB installed)" >&2
+    packages+=(swiftlang)
+    swift_from_apt=$candidate
+  else
+    . /etc/os-release 2>/dev/null || true
+    echo "no swift found, and this system's apt offers no swiftlang (${PRETTY_NAME:-unknown system}, $(dpkg --print-architecture 2>/dev/null || uname -m))." >&2
+    echo "Get Swift 6 from https://www.swift.org/install/linux/ (the tarball for your distribution and" >&2
+    echo "architecture, unpacked into /opt/swift, then export PATH=\$PATH:/opt/swift/usr/bin), or move to" >&2
+    echo "Debian 13 / Raspberry Pi OS trixie, where 'apt install swiftlang' does it. Then run this again." >&2
+    exit 1
+  fi
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   # Not `dpkg-query | grep -q`: grep leaving early can kill the writer (SIGPIPE) under pipefail.
@@ -74,4 +100,8 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+if [[ -n $swift_from_apt ]] && ! command -v swift >/dev/null; then
+  echo "swiftlang $swift_from_apt installed: its compiler is /usr/libexec/swift/bin/swift (/usr/bin/swift is linked" >&2
+  echo "by 'dpkg-reconfigure swiftlang'); make finds it there." >&2
+fi
 install_pypi "${1:-}"

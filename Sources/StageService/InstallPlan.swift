@@ -89,16 +89,43 @@ public enum InstallPlan {
         return rack
     }
 
+    /// Why the service user (a system user in no group of the file's owner) could not read
+    /// `path`, or nil: the first folder on the way that others cannot search (no `o+x`), or
+    /// the file itself without `o+r`. `mode` gives a path's permission bits (nil: missing).
+    /// A rack in a private home folder (mode 700 or 750) is the usual case.
+    public static func unreadableByService(_ path: String, user: String, mode: (String) -> Int?) -> String? {
+        var prefix = ""
+        let parts = path.split(separator: "/").map(String.init)
+        for part in parts.dropLast() {
+            prefix += "/" + part
+            guard let m = mode(prefix) else { return "\(prefix) does not exist" }
+            if m & 0o001 == 0 {
+                return "the service user \(user) cannot enter \(prefix) (mode \(String(m & 0o777, radix: 8))): put the rack "
+                    + "where it can (its folder copied under /etc/stagerack or /usr/local/share/stagerack), or chmod o+x \(prefix)"
+            }
+        }
+        guard let m = mode(path) else { return "\(path) does not exist" }
+        if m & 0o004 == 0 {
+            return "the service user \(user) cannot read \(path) (mode \(String(m & 0o777, radix: 8))): chmod o+r \(path)"
+        }
+        return nil
+    }
+
     public static func make(_ o: InstallOptions, _ sources: Sources) -> [InstallStep] {
         let r = o.root
         var steps: [InstallStep] = []
         steps.append(.makeDirectory(r + o.prefix + "/bin"))
         steps.append(.copy(from: o.executable, to: r + o.binaryPath, mode: 0o755))
+        // Subfolders are kept (racks/tracks, racks/setlists, racks/lv2): racks name their
+        // backing tracks and setlists their racks by relative paths.
         for (folder, files) in [("racks", sources.racks), ("soundfonts", sources.soundfonts), ("web", sources.web)] where !files.isEmpty {
-            steps.append(.makeDirectory(r + o.shareDirectory + "/" + folder))
+            var made: Set<String> = []
             for f in files {
-                let name = f.split(separator: "/").last.map(String.init) ?? f
-                steps.append(.copy(from: o.sourceDirectory + "/" + f, to: r + o.shareDirectory + "/" + folder + "/" + name, mode: 0o644))
+                let relative = f.hasPrefix(folder + "/") ? String(f.dropFirst(folder.count + 1)) : f
+                let to = r + o.shareDirectory + "/" + folder + "/" + relative
+                let parent = String(to[..<(to.lastIndex(of: "/") ?? to.endIndex)])
+                if made.insert(parent).inserted { steps.append(.makeDirectory(parent)) }
+                steps.append(.copy(from: o.sourceDirectory + "/" + f, to: to, mode: 0o644))
             }
         }
         if r.isEmpty {

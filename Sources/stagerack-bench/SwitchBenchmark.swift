@@ -32,7 +32,11 @@ enum SwitchBenchmark {
                 "mix": { "type": "mixer", "inputs": 2 }, "out": { "type": "output" } },
               "connections": [ "mic -> reverb -> mix:1", "synth -> mix:2", "mix -> out" ] }
             """
-        let f = fopen(path, "w")
+        // glibc 2.41 (Debian 13) declares fputs/fclose __nonnull: the FILE* must be unwrapped.
+        guard let f = fopen(path, "w") else {
+            print("stagerack-bench: cannot write \(path): \(String(cString: strerror(errno)))")
+            exit(1)
+        }
         fputs(text, f)
         fclose(f)
     }

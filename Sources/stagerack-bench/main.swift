@@ -52,7 +52,10 @@ if let n = Int(argument("--chains") ?? ""), n > 0 {
     let text = "{ \"format\": 1, \"name\": \"\(n) vocal chains\", \"units\": { \(units.joined(separator: ", ")) }, \"connections\": [ \(connections.joined(separator: ", ")) ] }"
     rackPath = "/tmp/stagerack-bench-chains-\(n).json"
     text.withCString { p in
-        let f = fopen(rackPath, "w")
+        guard let f = fopen(rackPath, "w") else {
+            print("stagerack-bench: cannot write \(rackPath): \(String(cString: strerror(errno)))")
+            exit(1)
+        }
         fputs(p, f)
         fclose(f)
     }

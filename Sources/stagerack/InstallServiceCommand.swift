@@ -16,7 +16,7 @@ enum InstallServiceCommand {
 
         Installs StageRack as a service that starts at boot (run it as root, e.g. with sudo):
           PREFIX/bin/stagerack                   this binary (PREFIX: /usr/local)
-          PREFIX/share/stagerack/racks/          the repository's racks
+          PREFIX/share/stagerack/racks/          the repository's racks, with tracks/, setlists/, lv2/
           PREFIX/share/stagerack/soundfonts/     the repository's SoundFonts
           /etc/stagerack/stagerack.json          the config (kept if it exists)
           /etc/systemd/system/stagerack.service  the unit (packaging/stagerack.service)
@@ -24,7 +24,8 @@ enum InstallServiceCommand {
 
           --rack PATH         the rack or setlist the service plays (default: the installed
                               racks/default.json; a rack of the repository's racks/ is named by
-                              its installed copy, any other path as it is)
+                              its installed copy, any other path as it is: refused when the
+                              service user could not read it, e.g. in a private home folder)
           --user NAME         the user the service runs as (default: stagerack)
           --prefix DIR        where the binary and shared files go (default: /usr/local)
           --now               also (re)start the service now
@@ -71,9 +72,18 @@ enum InstallServiceCommand {
             throw UsageError(message: "cannot read \(unitFile) (give the repository with --source DIR)")
         }
         let sources = InstallPlan.Sources(
-            racks: list(source, "racks", extensions: ["json", "md"]),
+            racks: list(source, "racks", extensions: ["json", "md", "ogg", "oga", "opus", "wav", "flac", "mid", "midi", "sf2", "sf3"]),
             soundfonts: list(source, "soundfonts", extensions: ["sf2", "sf3", "md"]),
             unitText: unitText, web: list(source, "web", extensions: ["html", "css", "js", "png", "svg"]))
+        // A rack outside the repository stays where it is: the service user must be able to read it.
+        let named = InstallPlan.rackPath(o, sources)
+        if o.root.isEmpty, named == o.rack,
+           let why = InstallPlan.unreadableByService(named, user: o.user, mode: { p in
+               var st = stat()
+               return stat(p, &st) == 0 ? Int(st.st_mode) : nil
+           }) {
+            throw UsageError(message: "--rack \(named): refused: \(why)")
+        }
         let steps = InstallPlan.make(o, sources)
 
         if a.flags.contains("--dry-run") {
@@ -190,9 +200,9 @@ enum InstallServiceCommand {
         return URL(fileURLWithPath: path).standardizedFileURL.path
     }
 
-    /// Files of `folder` with one of `extensions`, relative to `source`, sorted.
+    /// Files of `folder` and of its subfolders with one of `extensions`, relative to `source`, sorted.
     static func list(_ source: String, _ folder: String, extensions: [String]) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: source + "/" + folder)) ?? []
+        let names = FileManager.default.subpaths(atPath: source + "/" + folder) ?? []
         return names.filter { n in extensions.contains { n.hasSuffix("." + $0) } }.sorted().map { folder + "/" + $0 }
     }
 }

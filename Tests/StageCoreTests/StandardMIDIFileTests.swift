@@ -13,8 +13,13 @@ final class StandardMIDIFileTests: XCTestCase {
         return bytes
     }
 
+    /// The parts one after another. A `+` chain of array literals and calls is beyond
+    /// Swift 6.0's type checker ("unable to type-check this expression in reasonable time").
+    func cat(_ parts: [UInt8]...) -> [UInt8] { Array(parts.joined()) }
+
     func chunk(_ id: String, _ body: [UInt8]) -> [UInt8] {
-        Array(id.utf8) + [UInt8(body.count >> 24), UInt8(body.count >> 16 & 255), UInt8(body.count >> 8 & 255), UInt8(body.count & 255)] + body
+        let n = body.count
+        return cat(Array(id.utf8), [UInt8(n >> 24), UInt8(n >> 16 & 255), UInt8(n >> 8 & 255), UInt8(n & 255)], body)
     }
 
     /// Type 1, 480 PPQ: track 1 holds a tempo change, track 2 notes with running status.
@@ -23,14 +28,15 @@ final class StandardMIDIFileTests: XCTestCase {
         // 120 BPM at 0, 60 BPM from tick 960 (2 beats = 1 s).
         let tempoTrack = chunk(
             "MTrk",
-            vlq(0) + [0xFF, 0x51, 3, 0x07, 0xA1, 0x20] + vlq(960) + [0xFF, 0x51, 3, 0x0F, 0x42, 0x40] + vlq(0) + [0xFF, 0x2F, 0])
+            cat(vlq(0), [0xFF, 0x51, 3, 0x07, 0xA1, 0x20], vlq(960), [0xFF, 0x51, 3, 0x0F, 0x42, 0x40], vlq(0), [0xFF, 0x2F, 0]))
         let noteTrack = chunk(
             "MTrk",
-            vlq(480) + [0x90, 60, 100]  // 0.5 s
-                + vlq(480) + [64, 90]  // running status, 1.0 s
-                + vlq(0) + [0xF0] + vlq(3) + [1, 2, 0xF7]  // SysEx is skipped
-                + vlq(480) + [0x80, 60, 0]  // 1.5 s at 60 BPM → 1 + 0.5*2 = 2.0 s
-                + vlq(0) + [0xB0, 7, 64] + vlq(0) + [0xFF, 0x2F, 0])
+            cat(
+                vlq(480), [0x90, 60, 100],  // 0.5 s
+                vlq(480), [64, 90],  // running status, 1.0 s
+                vlq(0), [0xF0], vlq(3), [1, 2, 0xF7],  // SysEx is skipped
+                vlq(480), [0x80, 60, 0],  // 1.5 s at 60 BPM → 1 + 0.5*2 = 2.0 s
+                vlq(0), [0xB0, 7, 64], vlq(0), [0xFF, 0x2F, 0]))
         let file = try StandardMIDIFile(bytes: header + tempoTrack + noteTrack)
         XCTAssertEqual(file.format, 1)
         XCTAssertEqual(file.messages.map(\.message), [
@@ -43,7 +49,7 @@ final class StandardMIDIFileTests: XCTestCase {
 
     func testTruncatedFilesAreErrorsNotCrashes() {
         let header = chunk("MThd", [0, 0, 0, 1, 0x01, 0xE0])
-        let track = chunk("MTrk", vlq(0) + [0x90, 60, 100] + vlq(10) + [0x80, 60, 0] + vlq(0) + [0xFF, 0x2F, 0])
+        let track = chunk("MTrk", cat(vlq(0), [0x90, 60, 100], vlq(10), [0x80, 60, 0], vlq(0), [0xFF, 0x2F, 0]))
         let bytes = header + track
         for cut in 0..<(bytes.count - 4) {
             XCTAssertThrowsError(try StandardMIDIFile(bytes: Array(bytes[0..<cut])), "cut at \(cut)")
@@ -56,7 +62,7 @@ final class StandardMIDIFileTests: XCTestCase {
     }
 
     func noteTrack(delta: Int = 10) -> [UInt8] {
-        chunk("MTrk", vlq(0) + [0x90, 60, 100] + vlq(delta) + [0x80, 60, 0] + vlq(0) + [0xFF, 0x2F, 0])
+        chunk("MTrk", cat(vlq(0), [0x90, 60, 100], vlq(delta), [0x80, 60, 0], vlq(0), [0xFF, 0x2F, 0]))
     }
 
     /// An SMPTE division of 0 ticks a frame made every time infinite (and `render` crash);
@@ -77,8 +83,8 @@ final class StandardMIDIFileTests: XCTestCase {
     /// 25 fps × 40 ticks = 1000 ticks a second, tempo changes ignored.
     func testSMPTETime() throws {
         let track = chunk(
-            "MTrk", vlq(0) + [0xFF, 0x51, 3, 0x0F, 0x42, 0x40] + vlq(500) + [0x90, 60, 100] + vlq(1500) + [0x80, 60, 0]
-                + vlq(0) + [0xFF, 0x2F, 0])
+            "MTrk",
+            cat(vlq(0), [0xFF, 0x51, 3, 0x0F, 0x42, 0x40], vlq(500), [0x90, 60, 100], vlq(1500), [0x80, 60, 0], vlq(0), [0xFF, 0x2F, 0]))
         let file = try StandardMIDIFile(bytes: header(division: 0xE728) + track)
         XCTAssertEqual(file.messages.map(\.seconds), [0.5, 2.0])
         XCTAssertEqual(file.duration, 2.0, accuracy: 1e-12)

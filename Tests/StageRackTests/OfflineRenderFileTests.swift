@@ -92,8 +92,12 @@ final class OfflineRenderFileTests: XCTestCase {
         }
         track += [0x00, 0xFF, 0x2F, 0]
         let length = track.count
-        let bytes = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8)
-            + [UInt8(length >> 24), UInt8(length >> 16 & 255), UInt8(length >> 8 & 255), UInt8(length & 255)] + track
+        // In steps with explicit types: one `+` chain is beyond Swift 6.0's type checker.
+        var bytes: [UInt8] = Array("MThd".utf8)
+        bytes += [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0] as [UInt8]
+        bytes += Array("MTrk".utf8)
+        bytes += [UInt8(length >> 24), UInt8(length >> 16 & 255), UInt8(length >> 8 & 255), UInt8(length & 255)] as [UInt8]
+        bytes += track
         let midi = try StandardMIDIFile(bytes: bytes)
         XCTAssertEqual(midi.messages.count, 12000)
         let tone = Measure.sine(frequency: 500, frames: 24000, amplitude: 0.5)

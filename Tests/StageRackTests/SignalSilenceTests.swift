@@ -30,8 +30,13 @@ final class SignalSilenceTests: XCTestCase {
         (0..<frames).map { i in
             let t = Double(i) / 48000
             guard on(t) else { return 0 }
-            let phase = 2 * Double.pi * 196 * t + 0.3 * sin(2 * Double.pi * 5 * t)
-            return Float(0.3 * sin(phase) + 0.15 * sin(2 * phase) + 0.08 * sin(3 * phase))
+            // Explicit types, one term a line: the whole sum is beyond Swift 6.0's type checker.
+            let vibrato: Double = 0.3 * sin(2 * Double.pi * 5 * t)
+            let phase: Double = 2 * Double.pi * 196 * t + vibrato
+            let first: Double = 0.3 * sin(phase)
+            let second: Double = 0.15 * sin(2 * phase)
+            let third: Double = 0.08 * sin(3 * phase)
+            return Float(first + second + third)
         }
     }
 

@@ -192,7 +192,11 @@ final class SwitchReleaseTests: XCTestCase {
         let path = Fixtures.repository.path + "/racks/default.json"
         let voice: (Int) -> Float = { f in
             let t = Double(f) / 48000
-            return Float(0.2 * sin(2 * .pi * 150 * t) + 0.1 * sin(2 * .pi * 450 * t) + 0.05 * sin(2 * .pi * 3300 * t))
+            // One term a line: the whole sum is beyond Swift 6.0's type checker.
+            let low: Double = 0.2 * sin(2 * Double.pi * 150 * t)
+            let mid: Double = 0.1 * sin(2 * Double.pi * 450 * t)
+            let high: Double = 0.05 * sin(2 * Double.pi * 3300 * t)
+            return Float(low + mid + high)
         }
         func play(warm: Bool) throws -> (out: [Float], switchFrame: Int, warmed: Bool) {
             let run = Run(plan: try RackFiles.load(path, registry: Fixtures.registry, options: options), block: block)

@@ -82,4 +82,42 @@ final class InstallPlanTests: XCTestCase {
         o.replaceConfig = true
         XCTAssertTrue(InstallPlan.make(o, sources).map(\.description).contains("write /etc/stagerack/stagerack.json (mode 644, old one kept as .bak)"))
     }
+
+    /// Every subfolder of racks/ goes with it, paths kept (a rack names its backing track
+    /// as tracks/..., the example setlist lives in setlists/), each folder made before its files.
+    func testSubfoldersOfRacksAreKept() {
+        let nested = InstallPlan.Sources(
+            racks: ["racks/ktv.json", "racks/lv2/x42-vocal-eq.json", "racks/setlists/example-gig.json", "racks/tracks/demo-backing.ogg"],
+            soundfonts: [], unitText: sources.unitText)
+        var o = options()
+        let text = InstallPlan.make(o, nested).map(\.description)
+        for (folder, file) in [("tracks", "demo-backing.ogg"), ("setlists", "example-gig.json"), ("lv2", "x42-vocal-eq.json")] {
+            let mkdir = text.firstIndex(of: "mkdir -p /usr/local/share/stagerack/racks/\(folder)")
+            let copy = text.firstIndex(of: "install -m 644 /src/racks/\(folder)/\(file) /usr/local/share/stagerack/racks/\(folder)/\(file)")
+            XCTAssertNotNil(mkdir, folder)
+            XCTAssertNotNil(copy, folder)
+            if let mkdir, let copy { XCTAssertLessThan(mkdir, copy) }
+        }
+        XCTAssertEqual(text.filter { $0 == "mkdir -p /usr/local/share/stagerack/racks" }.count, 1)
+        o.rack = "/src/racks/setlists/example-gig.json"
+        XCTAssertEqual(InstallPlan.rackPath(o, nested), "/usr/local/share/stagerack/racks/setlists/example-gig.json")
+    }
+
+    /// A rack outside the repository must be readable by the service user: the first folder it
+    /// cannot enter, or the file it cannot read, is named with the fix.
+    func testARackTheServiceUserCannotReadIsNamed() {
+        let modes: [String: Int] = [
+            "/home": 0o40755, "/home/pi": 0o40700, "/home/pi/gig": 0o40755, "/home/pi/gig/set.json": 0o100644,
+            "/srv": 0o40755, "/srv/gig": 0o40755, "/srv/gig/set.json": 0o100644, "/srv/gig/private.json": 0o100600,
+        ]
+        let mode = { (p: String) -> Int? in modes[p] }
+        let home = InstallPlan.unreadableByService("/home/pi/gig/set.json", user: "stagerack", mode: mode)
+        XCTAssertEqual(home?.hasPrefix("the service user stagerack cannot enter /home/pi (mode 700)"), true, home ?? "nil")
+        XCTAssertEqual(home?.hasSuffix("or chmod o+x /home/pi"), true, home ?? "nil")
+        XCTAssertNil(InstallPlan.unreadableByService("/srv/gig/set.json", user: "stagerack", mode: mode))
+        XCTAssertEqual(
+            InstallPlan.unreadableByService("/srv/gig/private.json", user: "stagerack", mode: mode),
+            "the service user stagerack cannot read /srv/gig/private.json (mode 600): chmod o+r /srv/gig/private.json")
+        XCTAssertEqual(InstallPlan.unreadableByService("/srv/none/x.json", user: "stagerack", mode: mode), "/srv/none does not exist")
+    }
 }

@@ -36,7 +36,10 @@ final class ServiceInstallTests: XCTestCase {
         let broken = text.replacingOccurrences(of: "Restart=always", with: "Restart=sometimes")
             .replacingOccurrences(of: "LimitRTPRIO=95", with: "LimitRTPRI0=95")
         let (_, complaint) = try verify(broken, in: dir)
-        XCTAssertTrue(complaint.contains("Failed to parse service restart specifier"), complaint)
+        // systemd 252 (Debian 12) and 257 (Debian 13) word it differently.
+        XCTAssertTrue(
+            complaint.contains("Failed to parse service restart specifier") || complaint.contains("Failed to parse Restart=sometimes"),
+            complaint)
         XCTAssertTrue(complaint.contains("Unknown key 'LimitRTPRI0'"), complaint)
     }
 
@@ -79,6 +82,15 @@ final class ServiceInstallTests: XCTestCase {
                                   environment: Tool.environment(home: dir))
         XCTAssertEqual(staged.status, 0, staged.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: root))
+
+        // A rack in a folder the service user cannot enter (a private home) is refused, saying why.
+        let home = dir + "/private-home"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.copyItem(atPath: Tool.repository + "/racks/vocal-clean.json", toPath: home + "/mine.json")
+        let refused = try Tool.run(Tool.stagerack, ["install-service", "--dry-run", "--rack", home + "/mine.json", "--source", Tool.repository],
+                                   environment: Tool.environment(home: dir))
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("refused: the service user stagerack cannot enter \(home) (mode 700)"), refused.stderr)
     }
 
     func testInstallIntoAStagingRoot() throws {
@@ -102,6 +114,16 @@ final class ServiceInstallTests: XCTestCase {
         let config = root + "/etc/stagerack/stagerack.json"
         let check = try Tool.run(installed, ["validate", root + "/usr/local/share/stagerack/racks/default.json"], environment: env)
         XCTAssertEqual(check.status, 0, check.stderr)
+        // Every subfolder of racks/ came along: ktv.json finds its backing track in tracks/,
+        // the example setlist (named by the README's phone set-up) and the LV2 rack are there.
+        let share = root + "/usr/local/share/stagerack/racks"
+        for f in ["tracks/demo-backing.ogg", "setlists/example-gig.json", "lv2/x42-vocal-eq.json", "README.md"] {
+            XCTAssertTrue(fm.fileExists(atPath: share + "/" + f), f)
+        }
+        for rack in ["ktv.json", "setlists/example-gig.json"] {
+            let v = try Tool.run(installed, ["validate", share + "/" + rack], environment: env)
+            XCTAssertEqual(v.status, 0, rack + ": " + v.stderr + v.stdout)
+        }
         let text = try String(contentsOfFile: config, encoding: .utf8)
         XCTAssertTrue(text.contains("\"rack\": \"/usr/local/share/stagerack/racks/default.json\""), text)
 

@@ -13,8 +13,12 @@ final class SoundFontTests: XCTestCase {
 
     override func setUpWithError() throws {
         var template = Array("/tmp/stagesynth-test-XXXXXX".utf8CString)
-        let dir = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        temporary = String(cString: try XCTUnwrap(dir))
+        // The name is read inside the closure: mkdtemp returns the buffer's own pointer, which
+        // must not outlive it (Swift 6.0.3's runtime trapped on the copy made after it).
+        let dir: String? = template.withUnsafeMutableBufferPointer { buffer in
+            mkdtemp(buffer.baseAddress!).map { String(cString: $0) }
+        }
+        temporary = try XCTUnwrap(dir)
     }
 
     override func tearDownWithError() throws {

@@ -1,0 +1,73 @@
+# Shared by scripts/check-trixie.sh and scripts/make-deb.sh: running commands in a trixie root.
+# Source it; `in_root ROOT CMD...` runs CMD as root inside ROOT with /proc, /dev and /sys
+# mounted; every mount made is undone on exit (trap), also when a step fails.
+
+TRIXIE_MOUNTS=()
+trixie_umount_all() {
+  local i
+  for ((i = ${#TRIXIE_MOUNTS[@]} - 1; i >= 0; i--)); do
+    umount -l "${TRIXIE_MOUNTS[i]}" 2>/dev/null || true
+  done
+  TRIXIE_MOUNTS=()
+}
+
+# trixie_mount ROOT: /proc, /dev (bind), /dev/pts, /sys, a fresh /tmp (tmpfs) in ROOT.
+trixie_mount() {
+  local root=$1
+  [[ -x $root/usr/bin/apt-get && -f $root/.stagerack-root ]] \
+    || { echo "trixie root: $root is missing or broken (no apt-get or no stamp): make it with scripts/trixie/root.sh" >&2; return 2; }
+  mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc" && TRIXIE_MOUNTS+=("$root/proc"); }
+  mountpoint -q "$root/dev" || { mount --bind /dev "$root/dev" && TRIXIE_MOUNTS+=("$root/dev"); }
+  mountpoint -q "$root/dev/pts" || { mount --bind /dev/pts "$root/dev/pts" && TRIXIE_MOUNTS+=("$root/dev/pts"); }
+  mountpoint -q "$root/sys" || { mount --bind /sys "$root/sys" && TRIXIE_MOUNTS+=("$root/sys"); }
+  mountpoint -q "$root/tmp" || { mount -t tmpfs -o size=4g tmpfs "$root/tmp" && TRIXIE_MOUNTS+=("$root/tmp"); }
+  cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+}
+
+# in_root ROOT CMD...: CMD through bash -lc inside ROOT, a clean environment, Debian's Swift on PATH.
+in_root() {
+  local root=$1; shift
+  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/libexec/swift/bin \
+    /bin/bash -c "$*"
+}
+
+# step NAME CMD...: runs CMD and prints how long it took; a failure ends the script.
+STEP_TIMES=()
+step() {
+  local name=$1; shift
+  local t0=$(date +%s)
+  echo "== $name" >&2
+  if ! "$@"; then
+    echo "FAILED: $name ($(( $(date +%s) - t0 )) s)" >&2
+    return 1
+  fi
+  STEP_TIMES+=("$(printf '%-44s %5d s' "$name" $(( $(date +%s) - t0 )))")
+  echo "   $name: $(( $(date +%s) - t0 )) s" >&2
+}
+
+# copy_source DEST: the project's tracked and new (not ignored) files, mtimes kept.
+copy_source() {
+  local dest=$1
+  rm -rf "$dest"; mkdir -p "$dest"
+  git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$dest"
+}
+
+# fresh_copy BASE: a throw-away copy of the root BASE (an overlay: BASE stays untouched),
+# mounted; sets FRESH to its path. Unmounted by trixie_umount_all; its folder removed by
+# trixie_fresh_cleanup.
+FRESH=""; FRESH_DIRS=()
+fresh_copy() {
+  local base=$1 d
+  d=$(mktemp -d /tmp/stagerack-trixie-fresh.XXXXXX)
+  mkdir -p "$d"/{upper,work,merged}
+  mount -t overlay overlay -o "lowerdir=$base,upperdir=$d/upper,workdir=$d/work" "$d/merged" \
+    || { echo "trixie root: cannot mount an overlay on $base (a fresh copy of the root is made that way)" >&2; rm -rf "$d"; return 1; }
+  TRIXIE_MOUNTS+=("$d/merged"); FRESH_DIRS+=("$d")
+  FRESH=$d/merged
+}
+trixie_fresh_cleanup() {
+  trixie_umount_all
+  local d; for d in "${FRESH_DIRS[@]}"; do rm -rf "$d"; done
+  FRESH_DIRS=()
+}
