@@ -2,6 +2,23 @@
 # Source it; `in_root ROOT CMD...` runs CMD as root inside ROOT with /proc, /dev and /sys
 # mounted; every mount made is undone on exit (trap), also when a step fails.
 
+# trixie_remove DIR: removes DIR, which may be (or have been) a root with /dev, /proc or /sys
+# mounted in it: every mount below DIR is undone first (deepest first), and rm never crosses
+# into another file system. (A plain `rm -rf` of a root whose /dev was still bind-mounted, e.g.
+# after mmdebstrap was interrupted, deleted the host's device nodes: it happened once here.)
+trixie_remove() {
+  local d=$1 m
+  [[ -e $d ]] || return 0
+  d=$(realpath "$d")
+  while read -r m; do umount -l "$m" 2>/dev/null || true; done < <(
+    awk -v d="$d" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+  if awk -v d="$d" '$5 == d || index($5, d "/") == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
+    echo "trixie root: $d still has mounts in it; not removed" >&2
+    return 1
+  fi
+  rm -rf --one-file-system "$d"
+}
+
 TRIXIE_MOUNTS=()
 trixie_umount_all() {
   local i
@@ -49,7 +66,7 @@ step() {
 # copy_source DEST: the project's tracked and new (not ignored) files, mtimes kept.
 copy_source() {
   local dest=$1
-  rm -rf "$dest"; mkdir -p "$dest"
+  trixie_remove "$dest"; mkdir -p "$dest"
   git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$dest"
 }
 
@@ -62,12 +79,12 @@ fresh_copy() {
   d=$(mktemp -d /tmp/stagerack-trixie-fresh.XXXXXX)
   mkdir -p "$d"/{upper,work,merged}
   mount -t overlay overlay -o "lowerdir=$base,upperdir=$d/upper,workdir=$d/work" "$d/merged" \
-    || { echo "trixie root: cannot mount an overlay on $base (a fresh copy of the root is made that way)" >&2; rm -rf "$d"; return 1; }
+    || { echo "trixie root: cannot mount an overlay on $base (a fresh copy of the root is made that way)" >&2; trixie_remove "$d"; return 1; }
   TRIXIE_MOUNTS+=("$d/merged"); FRESH_DIRS+=("$d")
   FRESH=$d/merged
 }
 trixie_fresh_cleanup() {
   trixie_umount_all
-  local d; for d in "${FRESH_DIRS[@]}"; do rm -rf "$d"; done
+  local d; for d in "${FRESH_DIRS[@]}"; do trixie_remove "$d"; done
   FRESH_DIRS=()
 }

@@ -8,6 +8,7 @@
 # built under a .new name and moved in place only when complete. Needs root (mmdebstrap --mode=root).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/trixie/lib.sh  # trixie_remove, trixie_mount
 flavour=${1:?usage: scripts/trixie/root.sh build|base}
 list=scripts/trixie/$flavour.packages
 [[ -f $list ]] || { echo "trixie root: no package list $list (flavour build or base)" >&2; exit 2; }
@@ -48,7 +49,8 @@ if ! getent hosts "$(echo "$MIRROR" | sed -E 's|^[a-z]+://([^/:]+).*|\1|')" >/de
   exit 2
 fi
 [[ -e $root ]] && echo "trixie root: $root is stale or broken: making it again" >&2
-rm -rf "$root.new"
+trixie_remove "$root.new"
+trap 'trixie_remove "$root.new"' EXIT INT TERM  # an interrupted mmdebstrap leaves its mounts in it
 start=$(date +%s)
 echo "trixie root: mmdebstrap trixie ($flavour: $packages) into $root ..." >&2
 # --skip=cleanup/apt/lists keeps the package lists: apt can install in the root afterwards.
@@ -56,12 +58,13 @@ if ! DEBIAN_FRONTEND=noninteractive mmdebstrap --mode=root --variant=apt --quiet
      --include="$packages" --skip=cleanup/apt/lists \
      --aptopt='Acquire::Retries "3"' \
      trixie "$root.new" "$MIRROR" >&2; then
-  rm -rf "$root.new"
+  trixie_remove "$root.new"
   echo "trixie root: mmdebstrap failed (see above); nothing was kept" >&2; exit 1
 fi
 # Debian's swiftlang links /usr/bin/swift only through a debconf answer; the compiler is
 # /usr/libexec/swift/bin/swift either way (scripts use that path, or the link if present).
 printf '%s\npackages: %s\nsource: %s\n' "$key" "$packages" "$MIRROR format $ROOT_FORMAT" > "$root.new/.stagerack-root"
-rm -rf "$root"; mv "$root.new" "$root"
+trixie_remove "$root"; mv "$root.new" "$root"
+trap - EXIT INT TERM
 echo "trixie root: made in $(( $(date +%s) - start )) s, $(du -sxh "$root" | cut -f1)" >&2
 echo "$root"
