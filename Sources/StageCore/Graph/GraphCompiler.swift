@@ -359,13 +359,16 @@ public struct GraphCompiler {
     ) -> Wiring {
         let order = heard.order
         let storage = BusStorage(bufferCount: buffers.count, maxFrames: options.maxFrames)
-        let totalBuses = order.reduce(0) {
-            $0 + channels.inputs[$1].count + channels.outputs[$1].count + channels.adapters[$1].count
+        // Explicit types and separate sums: Swift 6.0's type checker gives up on the one expression.
+        var totalBuses = 0
+        var unitChannels = 0
+        for n in order {
+            totalBuses += channels.inputs[n].count + channels.outputs[n].count + channels.adapters[n].count
+            let ins: Int = channels.inputs[n].reduce(0, +)
+            let outs: Int = channels.outputs[n].reduce(0, +)
+            unitChannels += ins * 2 + outs
         }
-        let totalChannels =
-            order.reduce(0) { acc, n in
-                acc + channels.inputs[n].reduce(0, +) * 2 + channels.outputs[n].reduce(0, +)
-            } + options.hostInputChannels + buffers.hostOutput.count * 2
+        let totalChannels: Int = unitChannels + options.hostInputChannels + buffers.hostOutput.count * 2
         let tables = ChannelTable(capacity: totalChannels)
         func bus(_ indices: [Int]) -> AudioBus { tables.bus(indices.map { storage.buffer($0) }) }
         let busArrays = UnsafeMutableBufferPointer<AudioBus>.allocate(capacity: max(totalBuses, 1))
