@@ -19,9 +19,10 @@ let package = Package(
         .target(name: "CFuzzDriver"),
         .target(name: "StageUnits", dependencies: ["StageCore"]),
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
-        .target(name: "StageDrivers", dependencies: ["StageCore", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
+        .target(name: "StageControl", dependencies: ["StageCore"]),
+        .target(name: "StageDrivers", dependencies: ["StageCore", "StageControl", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
         .target(name: "StageService", dependencies: ["StageCore"]),
-        .target(name: "StageRemote", dependencies: ["StageCore", "StageDrivers"]),
+        .target(name: "StageRemote", dependencies: ["StageCore", "StageControl"]),
         .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
         .target(name: "StageLV2", dependencies: ["StageCore", "CLilv", "CLV2Host"]),
 
