@@ -41,7 +41,7 @@ import Synchronization
 /// **Idle.** With no voice sounding and both effects off, FluidSynth would only write
 /// zeros: from its next 64-frame boundary on, `render` does not call it, writes the zeros
 /// itself and flags its output silent (`RenderContext.markOutputSilent`: the units after it
-/// may sleep, SignalSilence). It still takes every event: before the first event (or grid
+/// may sleep, EngineSilence). It still takes every event: before the first event (or grid
 /// parameter change) it catches up with one silent block read to the current phase, so its
 /// grid, and so every note's frame, is where it would have been (`SignalSilenceTests`
 /// compares block sizes). FluidSynth's own tick count then lags the frames by the skipped
@@ -111,7 +111,7 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
     private var scratchHalf = 64
     /// Frames rendered since prepare/reset, modulo 64 (FluidSynth's block grid).
     private var phase = 0
-    /// Idle (SignalSilence): no voice sounding and the effects off, so FluidSynth is not
+    /// Idle (EngineSilence): no voice sounding and the effects off, so FluidSynth is not
     /// called; it was left at one of its block boundaries, `phase` frames ago.
     private var idle = false
     private var appliedReverb: Int8 = -1

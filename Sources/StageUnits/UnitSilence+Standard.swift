@@ -2,7 +2,7 @@ import StageCore
 
 // How each standard unit type behaves in silence (racks/README.md § Silent units).
 //
-// `sleepsWhenSilent` (SignalSilence, and skipped while nobody hears them: SilenceTracker):
+// `sleepsWhenSilent` (EngineSilence: asleep on silence, and skipped while nobody hears them):
 // once their inputs and their own output have stayed below −120 dBFS for longer than their
 // hold (`silenceHoldFrames`: see each unit), they sleep from the next 64-frame grid point
 // until an input comes back; then they are `reset()` (delay lines, tails and detectors

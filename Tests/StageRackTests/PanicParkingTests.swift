@@ -39,6 +39,18 @@ final class PanicParkingTests: XCTestCase {
         }
     }
 
+    /// The same unit, opting in to silence: the engine would skip it unheard and let it sleep.
+    struct QuietHoldType: UnitType {
+        var name: String { "quiethold" }
+        var summary: String { "test: a hold that opts in to sleeping on silence" }
+        var silence: UnitSilence { .sleepsWhenSilent }
+        func parameters(_ settings: UnitSettings) -> [ParameterSpec] { [] }
+        func layout(_ settings: UnitSettings, _ context: UnitBuildContext) -> BusLayout {
+            BusLayout(inputs: [.channels(1)], outputs: [.channels(1)])
+        }
+        func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit { Hold() }
+    }
+
     nonisolated(unsafe) static var insideRender = false
 
     func render(_ engine: RenderEngine, input: Float) -> Float {
@@ -104,5 +116,34 @@ final class PanicParkingTests: XCTestCase {
         XCTAssertTrue(engine.resetParkedUnits())
         XCTAssertFalse(engine.resetParkedUnits())
         XCTAssertEqual(render(engine, input: 0.125), 0.125, accuracy: 1e-6)
+    }
+
+    /// EngineSilence wakes a skipped unit with `reset()` on the render thread, so a unit
+    /// whose reset may not run there is never skipped, unheard or asleep, whatever its type
+    /// opts in to; a standard unit beside it in the same place is (the test can fail).
+    func testAUnitThatCannotBeResetInRealTimeIsNeverSkipped() throws {
+        let registry = UnitRegistry(StandardUnits.types + [QuietHoldType()])
+        let text = """
+            { "format": 1, "units": { "mic": { "type": "input" }, "hold": { "type": "quiethold" },
+                "trim": { "type": "gain" }, "mix": { "type": "mixer", "inputs": 2, "params": { "gain1": -96, "gain2": -96 } },
+                "out": { "type": "output" } },
+              "connections": [ "mic -> hold -> mix:1", "mic -> trim -> mix:2", "mix -> out" ] }
+            """
+        let rack = try RackReader(registry: registry).read(text: text, file: "quiet.json")
+        let plan = try GraphCompiler(registry: registry).compile(
+            rack, options: GraphCompiler.Options(sampleRate: 48000, maxFrames: 64, hostInputChannels: 1))
+        let engine = RenderEngine(plan: plan)
+        engine.warmUp()
+        let hold = try XCTUnwrap(plan.unitIndex("hold"))
+        let trim = try XCTUnwrap(plan.unitIndex("trim"))
+        let blocks = 200
+        let before = engine.renderCount(unit: hold)  // the warm-up's block
+        for b in 0..<blocks { _ = render(engine, input: b < 100 ? 0.5 : 0) }
+        XCTAssertFalse(engine.isSkipping(unit: hold))
+        XCTAssertFalse(engine.isSleeping(unit: hold))
+        XCTAssertEqual(engine.renderCount(unit: hold) - before, blocks, "rendered every block")
+        XCTAssertEqual(plan.units.compactMap { $0 as? Hold }.first?.resetsInsideRender, 0)
+        XCTAssertTrue(engine.isSkipping(unit: trim), "the gain beside it, unheard, is skipped")
+        XCTAssertLessThan(engine.renderCount(unit: trim), blocks)
     }
 }

@@ -4,7 +4,7 @@ import StageDrivers
 import StageTestSupport
 import XCTest
 
-/// Units nobody hears are skipped (UnitSilence, SilenceTracker): a double on a fader at
+/// Units nobody hears are skipped (UnitSilence, EngineSilence): a double on a fader at
 /// −96 dB costs no render at all, comes back without a click when the fader comes up, and
 /// the skipping keeps the engine block-size invariant.
 final class SilentUnitTests: XCTestCase {

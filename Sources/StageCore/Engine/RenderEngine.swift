@@ -44,12 +44,11 @@ public final class RenderEngine: @unchecked Sendable {
     let unitEventCapacity: Int
     /// `unit.bypass`: crossfades of each unit's output toward its input.
     let bypass: UnitBypass
-    /// Which units nobody hears, skipped (SilenceTracker).
-    let silence: SilenceTracker
+    /// Units not rendered because nobody hears them or they have nothing to say; the
+    /// silence flags (EngineSilence).
+    let silence: EngineSilence
     /// The inputs of a unit heard again, faded in (30 ms).
     let resumeFade: ResumeFade
-    /// Silence flags per output bus; units that sleep on silence (SignalSilence).
-    let signal: SignalSilence
     /// A panic's reset of the units that cannot be reset here (LV2), done by the control thread.
     let parking: PanicParking
     /// Channel pointers of the host buses at an offset within the block (input, then output).
@@ -81,9 +80,8 @@ public final class RenderEngine: @unchecked Sendable {
         unitEventCapacity = eventsPerBlock
         unitEvents = .allocate(capacity: eventsPerBlock)
         bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
-        silence = SilenceTracker(plan: plan)
+        silence = EngineSilence(plan: plan)
         resumeFade = ResumeFade(plan: plan)
-        signal = SignalSilence(plan: plan)
         parking = PanicParking(plan: plan)
         hostPointers = .allocate(capacity: plan.hostInput.channelCount + plan.hostOutput.channelCount)
         hostPointers.initialize(repeating: plan.hostOutput[0], count: plan.hostInput.channelCount + plan.hostOutput.channelCount)
@@ -126,19 +124,19 @@ public final class RenderEngine: @unchecked Sendable {
         }
         parking.takeBack()
         for e in 0..<count where blockEvents[e].kind == .resetAll { panic() }
-        guard silence.active else {
+        guard silence.hearing.active else {
             renderSegment(offset: 0, frames: frameCount, blockStart: blockStart, count: count)
             sampleTime = blockEnd
             endBlock(frames: frameCount)
             return
         }
-        // Cut where units nobody hears stop or start (SilenceTracker): the same frames are
+        // Cut where units nobody hears stop or start (EngineSilence): the same frames are
         // skipped whatever the block size.
         var t = blockStart
         while t < blockEnd {
-            silence.evaluate(
+            silence.evaluateHearing(
                 at: t, pendingFrom: t == blockStart ? .min : t, events: blockEvents, count: count, plan: plan, bypass: bypass)
-            let end = silence.segmentEnd(from: t, blockEnd: blockEnd, events: blockEvents, count: count)
+            let end = silence.hearing.segmentEnd(from: t, blockEnd: blockEnd, events: blockEvents, count: count)
             renderSegment(offset: Int(t - blockStart), frames: Int(end - t), blockStart: blockStart, count: count)
             t = end
         }
@@ -203,11 +201,12 @@ public final class RenderEngine: @unchecked Sendable {
             let unitEventCount = applyUnitEvents(
                 unit: u, bank: bank, count: count, start: start, frames: frameCount, takesLate: first)
             bank.fill(upTo: frameCount)
-            if silence.isDormant(u) || parking.isParked(u) {
-                // Nobody hears it (UnitSilence), or a panic parked it until the control
+            let skipped = silence.isUnheard(u)
+            if skipped || parking.isParked(u) {
+                // Nobody hears it (EngineSilence), or a panic parked it until the control
                 // thread has reset it (PanicParking): its outputs read as silence.
                 for o in step.outputs { o.clear(frames: frameCount) }
-                signal.outputSilent[u] = true
+                silence.outputSilent[u] = true
             } else {
                 renderStep(
                     step, index: s, start: start, frames: frameCount, parameters: bank.renderValues,
@@ -216,10 +215,7 @@ public final class RenderEngine: @unchecked Sendable {
             bypass.apply(
                 unit: u, step: step, frames: frameCount, events: blockEvents, count: count, blockStart: start,
                 takesLate: first)
-            if signal.active && !signal.sleeps[u] && signal.flagWanted[u] && !silence.isDormant(u) {
-                signal.outputSilent[u] =
-                    (signal.saysSilent.pointee && bypass.isIdle(u)) || SignalSilence.isSilent(step.outputs, frames: frameCount)
-            }
+            if !skipped { silence.flagOutput(u, outputs: step.outputs, frames: frameCount, bypassIdle: bypass.isIdle(u)) }
         }
     }
 
@@ -253,7 +249,7 @@ public final class RenderEngine: @unchecked Sendable {
 
     /// Renders a step's unit that is heard and not parked: its channel adapters, its inputs
     /// faded in if it was just heard again (ResumeFade), then the unit itself, asleep or
-    /// awake on silence (SignalSilence). Thread: render.
+    /// awake on silence (EngineSilence). Thread: render.
     @inline(__always)
     private func renderStep(
         _ step: PlanStep, index s: Int, start: Int64, frames frameCount: Int, parameters: ParameterValues,
@@ -274,10 +270,10 @@ public final class RenderEngine: @unchecked Sendable {
             step: s, unit: u, start: start, frames: frameCount, inputs: inputs, outputs: step.outputs,
             parameters: parameters, eventCount: eventCount, hostInput: hostInput,
             hostOutput: offset == 0 ? step.hostOutput : hostOutputAt(offset, of: step.hostOutput))
-        if signal.active && signal.sleeps[u] {
+        if silence.sleeps(u) {
             renderSleeper(call)
         } else {
-            if signal.active { _ = signal.gatherInputFlags(u) }
+            if silence.signal.active { _ = silence.gatherInputFlags(u) }
             renderUnit(call, from: 0)
         }
     }
@@ -303,7 +299,7 @@ public final class RenderEngine: @unchecked Sendable {
         var outputs = call.outputs
         var parameters = call.parameters
         if k > 0 {
-            (inputs, outputs) = signal.offset(call.inputs, call.outputs, by: k)
+            (inputs, outputs) = silence.signal.offset(call.inputs, call.outputs, by: k)
             parameters = parameters.offset(by: k)
         }
         var context = RenderContext(
@@ -312,6 +308,7 @@ public final class RenderEngine: @unchecked Sendable {
             events: UnsafeBufferPointer(start: unitEvents, count: k == 0 ? call.eventCount : 0), hostInput: call.hostInput,
             hostOutput: call.hostOutput, safety: safetyCounters, tempoSource: tempoSources.winner,
             beatPosition: beatPosition + Double(call.start + Int64(k) - sampleTime) * tempo / (60 * plan.sampleRate))
+        let signal = silence.signal
         if signal.active {
             signal.saysSilent.pointee = false
             context.inputSilence = UnsafePointer(signal.inputFlags)
@@ -328,46 +325,41 @@ public final class RenderEngine: @unchecked Sendable {
         silence.renders[u] &+= 1
     }
 
-    /// A unit that sleeps on silence (SignalSilence): asleep, zeros until an input is
-    /// above the floor (then reset and rendered from that frame); awake, rendered, then
+    /// A unit that sleeps on silence (EngineSilence): asleep, zeros until an input is
+    /// above the floor (then woken and rendered from that frame); awake, rendered, then
     /// put to sleep at the first grid point at which it has been quiet for its hold.
     private func renderSleeper(_ call: UnitCall) {
         let u = call.unit
-        let allSilent = signal.gatherInputFlags(u)
-        let hold = Int64(max(plan.units[u].silenceHoldFrames(sampleRate: plan.sampleRate), Int(SignalSilence.grid)))
+        let allSilent = silence.gatherInputFlags(u)
+        let hold = Int64(max(plan.units[u].silenceHoldFrames(sampleRate: plan.sampleRate), Int(EngineSilence.grid)))
+        let enabled = silence.enabled
         let n = call.frames
         var x = 0
         var rendered = false
         while x < n {
-            if signal.asleep[u] {
-                let f = allSilent && signal.enabled ? n : (signal.enabled ? signal.firstLoudInput(call.inputs, from: x, to: n) : x)
+            if silence.asleep[u] {
+                let f = allSilent && enabled ? n : (enabled ? silence.signal.firstLoudInput(call.inputs, from: x, to: n) : x)
                 for o in call.outputs {
                     for c in 0..<o.channelCount { (o[c] + x).update(repeating: 0, count: f - x) }
                 }
                 if f == n { break }
-                plan.units[u].reset()
-                signal.asleep[u] = false
-                signal.lastLoud[u] = call.start + Int64(f)
-                signal.wakeCount &+= 1
+                silence.wakeSleeper(u, at: call.start + Int64(f), plan: plan)
                 x = f
-            } else if signal.enabled && (call.start + Int64(x)) % SignalSilence.grid == 0
-                && call.start + Int64(x) - signal.lastLoud[u] > hold
-            {
-                signal.asleep[u] = true
-                signal.sleepCount &+= 1
+            } else if silence.sleepsAt(u, frame: call.start + Int64(x), hold: hold) {
+                silence.fallAsleep(u)
                 continue
             }
             renderUnit(call, from: x)
             rendered = true
             guard
-                let g = signal.sleepPoint(
-                    u, inputs: call.inputs, outputs: call.outputs, start: call.start, from: x, to: n, hold: hold)
+                let g = silence.signal.sleepPoint(
+                    u, inputs: call.inputs, outputs: call.outputs, start: call.start, from: x, to: n, hold: hold,
+                    enabled: enabled)
             else { break }
-            signal.asleep[u] = true
-            signal.sleepCount &+= 1
+            silence.fallAsleep(u)
             x = g
         }
-        signal.outputSilent[u] = !rendered
+        silence.outputSilent[u] = !rendered
     }
 
     /// The host input from frame `offset` of the block on. Thread: render.
@@ -389,29 +381,26 @@ public final class RenderEngine: @unchecked Sendable {
     /// always, for comparisons). Thread: render, or control when idle.
     public var skipsUnheardUnits: Bool {
         get { silence.enabled }
-        set {
-            silence.enabled = newValue
-            signal.enabled = newValue
-        }
+        set { silence.enabled = newValue }
     }
 
-    /// Whether unit `u` sleeps now because it has nothing to say (SignalSilence). Thread:
+    /// Whether unit `u` sleeps now because it has nothing to say (EngineSilence). Thread:
     /// render, or control when idle.
-    public func isSleeping(unit u: Int) -> Bool { signal.asleep[u] }
+    public func isSleeping(unit u: Int) -> Bool { silence.asleep[u] }
 
     /// Whether unit `u`'s output was flagged silent in the last segment rendered. Thread:
     /// render, or control when idle.
-    public func isOutputSilent(unit u: Int) -> Bool { signal.outputSilent[u] }
+    public func isOutputSilent(unit u: Int) -> Bool { silence.outputSilent[u] }
 
     /// Times units went to sleep on silence and woke again. Thread: render, or control when idle.
-    public var sleepCounts: (sleeps: Int, wakes: Int) { (signal.sleepCount, signal.wakeCount) }
+    public var sleepCounts: (sleeps: Int, wakes: Int) { (silence.sleepCount, silence.wakeCount) }
 
     /// Segments unit `u` rendered so far (a unit nobody hears renders none). Thread: render,
     /// or control when idle.
     public func renderCount(unit u: Int) -> Int { silence.renders[u] }
 
     /// Whether unit `u` is being skipped because nobody hears it. Thread: render, or control when idle.
-    public func isSkipping(unit u: Int) -> Bool { silence.isDormant(u) }
+    public func isSkipping(unit u: Int) -> Bool { silence.isUnheard(u) }
 
     /// Adds an event for the next block (times before it apply at its first frame); false
     /// when the block's list is full (the caller keeps the event for the next block).
@@ -537,8 +526,7 @@ public final class RenderEngine: @unchecked Sendable {
     public func reset() {
         plan.resetUnits()
         parking.clear()
-        silence.wakeAll()
-        signal.wakeAll(at: 0)
+        silence.wakeAll(at: 0)
         sampleTime = 0
         tempoSources = TempoSources(song: plan.rack.songTempo)
         tempo = tempoSources.tempo

@@ -1,4 +1,4 @@
-/// What a unit hears in its first 30 ms after it was skipped (SilenceTracker): its inputs
+/// What a unit hears in its first 30 ms after it was skipped (EngineSilence): its inputs
 /// faded in from silence, so that it starts as a fresh unit hearing a voice begin. Reset
 /// and fed the live signal at once, a delay line or a pitch shifter would play a step
 /// (a click, or an echo of one later on); faded in, its outputs, echoes and tails are smooth.

@@ -1,6 +1,6 @@
 /// Who hears whom in a compiled plan: what the engine needs to skip units nobody hears
 /// (`UnitSilence`). Built by the compiler from the graph and the unit types' opt-ins.
-/// Thread: control builds it; the render thread reads the engine's copy (`SilenceTracker`).
+/// Thread: control builds it; the render thread reads the engine's copy (`EngineSilence`).
 public struct SilencePlan: Sendable {
     /// One connection: unit `from` feeds unit `to`, through `gate` when `to` can silence
     /// that input (a mixer's fader and mute).
@@ -20,7 +20,7 @@ public struct SilencePlan: Sendable {
     public var edges: [Edge]
 
     /// Per unit: whether it sleeps while its inputs are silent and its tail has ended
-    /// (`UnitSilence.sleepsWhenSilent`, SignalSilence).
+    /// (`UnitSilence.sleepsWhenSilent`, EngineSilence).
     public var sleeps: [Bool] = []
     /// Per unit, per input bus: the unit feeding it, or −1 (unconnected: silence).
     public var sources: [[Int]] = []

@@ -86,7 +86,7 @@ public struct RenderContext: @unchecked Sendable {
 
     /// Per input bus: true when the engine knows the bus is silent for this call (every
     /// sample at or below the silence floor, −120 dBFS): its source's "output is silence"
-    /// flag, as Apple's render flag. nil when the engine tracks no silence. (SignalSilence)
+    /// flag, as Apple's render flag. nil when the engine tracks no silence. (EngineSilence)
     public var inputSilence: UnsafePointer<Bool>? = nil
     /// A unit that wrote only zeros to all its outputs may set `pointee = true` (Apple's
     /// kAudioUnitRenderAction_OutputIsSilence); otherwise the engine checks the buffers
@@ -183,7 +183,7 @@ extension RackUnit {
     public var resetsOnRenderThread: Bool { true }
     public var latencyFrames: Int { 0 }
     public var tailSeconds: Double { 0 }
-    /// Twice the latency plus the tail: safe for any unit (SignalSilence).
+    /// Twice the latency plus the tail: safe for any unit (EngineSilence).
     public func silenceHoldFrames(sampleRate: Double) -> Int {
         2 * latencyFrames + Int(min(tailSeconds, 60) * sampleRate)
     }

@@ -15,7 +15,7 @@ public enum UnitSilence: Sendable, Equatable {
     /// (−120 dBFS) for longer than its `silenceHoldFrames` (its tail, measured on its
     /// output), it sleeps from the next point of the engine's 64-frame grid, its output
     /// zeros flagged silent, until the first frame an input is above the floor; then it is
-    /// `reset()` and renders from that frame (SignalSilence). A type that receives MIDI or
+    /// `reset()` and renders from that frame (EngineSilence). A type that receives MIDI or
     /// takes commands never sleeps (it must take its events).
     case sleepsWhenSilent
 

@@ -1,44 +1,30 @@
-/// Signal-based silence, as Apple's units do with the "output is silence" render flag: every
-/// unit's output bus carries a flag for the current segment, and a unit that sleeps on
-/// silence (`UnitSilence.sleepsWhenSilent`) is not rendered while it has nothing to say.
+/// The signal side of `EngineSilence`, for the units that sleep while they have nothing to
+/// say (`UnitSilence.sleepsWhenSilent`): the silence flags' scans and each sleeper's last
+/// loud frame.
 ///
-/// **The flag.** A bus is *silent* when every sample is at or below the silence floor
-/// (−120 dBFS) in magnitude. A sleeping or unheard unit's output is zeros, flagged. A unit may
-/// flag its own output (`RenderContext.markOutputSilent`: the synth with no voice sounding);
-/// any other output that feeds a sleeper is checked by the engine, from its last sample
-/// backwards (a sounding bus costs one comparison per channel). Unconnected inputs are silent.
+/// **The flag.** A bus is *silent* when every sample is at or below the floor (−120 dBFS)
+/// in magnitude. A skipped unit's output is zeros, flagged. A unit may flag its own output
+/// (`RenderContext.markOutputSilent`: the synth with no voice sounding); any other output
+/// that feeds a sleeper is checked by the engine, from its last sample backwards (a
+/// sounding bus costs one comparison per channel). Unconnected inputs are silent.
 ///
-/// **Sleeping.** A sleeper's *last loud frame* is the last frame at which one of its inputs
-/// or its output was above the floor (its tail measured on its own output, so a reverb sleeps
-/// when its tail has really fallen below −120 dBFS, whatever its settings). At a point g of
-/// the engine's absolute 64-frame grid it goes to sleep when g − lastLoud > its hold
-/// (`RackUnit.silenceHoldFrames`, at least one grid step: a delay's longest tap, so that an
-/// echo still travelling through the line is not lost in the silent gap before it). Asleep,
-/// its output is zeros, flagged silent. It wakes at the first frame an input is above the
-/// floor: `reset()` (it starts as a fresh unit would; its tail was below the floor anyway,
-/// so there is no step) and rendered from that very frame.
-///
-/// **Block-size invariance.** Both decisions depend on the signal at exact frames, never on
-/// where a block starts: a grid point inside a rendered segment is found afterwards by a
-/// scan (the unit's output from there is replaced by zeros; if an input comes back before
-/// the segment ends, the unit is reset and rendered again from that frame), so the same
-/// frames sleep whatever the block size, and no block is cut for it.
+/// **Last loud frame.** The last frame at which one of a sleeper's inputs or its output
+/// was above the floor (its tail measured on its own output, so a reverb sleeps when its
+/// tail has really fallen below −120 dBFS, whatever its settings). At a grid point g it
+/// sleeps when g − lastLoud > its hold (`RackUnit.silenceHoldFrames`, at least one grid
+/// step: a delay's longest tap, so that an echo still travelling through the line is not
+/// lost in the silent gap before it). A grid point inside a rendered segment is found
+/// afterwards (`sleepPoint`): the unit's output from there is replaced by zeros, and if an
+/// input comes back before the segment ends, the unit is reset and rendered again from
+/// that frame (`offset`), so no block is cut for it.
 ///
 /// Thread: render (init on control).
-final class SignalSilence {
-    /// At or below this magnitude a sample counts as silence: −120 dBFS.
-    static let floor: Float = 1e-6
-    static let grid: Int64 = 64
-
+final class SignalLevels {
     let unitCount: Int
     /// False when no unit sleeps on silence: the engine does none of this.
     let active: Bool
-    /// Decisions are taken (false: sleepers always render, for comparisons).
-    var enabled = true
+    /// Per unit: sleeps on silence (its type's choice, and its reset may run here).
     let sleeps: UnsafeMutablePointer<Bool>
-    let asleep: UnsafeMutablePointer<Bool>
-    /// Per unit: its output is silent in the current segment (the flag).
-    let outputSilent: UnsafeMutablePointer<Bool>
     /// Per unit: a sleeper reads its flag, so an always-running unit's output is checked.
     let flagWanted: UnsafeMutablePointer<Bool>
     /// Per unit: the last absolute frame at which an input or its output was above the floor.
@@ -52,11 +38,7 @@ final class SignalSilence {
     /// Scratch buses for a render that starts inside the segment.
     let offsetPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let offsetBuses: UnsafeMutablePointer<AudioBus>
-    /// Times units went to sleep and woke (tests).
-    var sleepCount = 0
-    var wakeCount = 0
-
-    init(plan: RenderPlan) {
+    init(plan: RenderPlan, resetsHere: [Bool]) {
         let silence = plan.silence
         let n = max(plan.units.count, 1)
         unitCount = n
@@ -64,12 +46,7 @@ final class SignalSilence {
         active = valid && silence.sleeps.contains(true)
         sleeps = .allocate(capacity: n)
         sleeps.initialize(repeating: false, count: n)
-        // A sleeper is reset on the render thread when it wakes: only units whose reset may run there.
-        if active { for u in 0..<plan.units.count { sleeps[u] = silence.sleeps[u] && plan.units[u].resetsOnRenderThread } }
-        asleep = .allocate(capacity: n)
-        asleep.initialize(repeating: false, count: n)
-        outputSilent = .allocate(capacity: n)
-        outputSilent.initialize(repeating: false, count: n)
+        if active { for u in 0..<plan.units.count { sleeps[u] = silence.sleeps[u] && resetsHere[u] } }
         flagWanted = .allocate(capacity: n)
         flagWanted.initialize(repeating: false, count: n)
         lastLoud = .allocate(capacity: n)
@@ -103,7 +80,7 @@ final class SignalSilence {
     }
 
     deinit {
-        for p in [sleeps, asleep, outputSilent, flagWanted, inputFlags, saysSilent] { p.deallocate() }
+        for p in [sleeps, flagWanted, inputFlags, saysSilent] { p.deallocate() }
         lastLoud.deallocate()
         sourceStart.deallocate()
         source.deallocate()
@@ -111,17 +88,16 @@ final class SignalSilence {
         offsetBuses.deallocate()
     }
 
-    /// Everything awake, counted loud from `frame` (a reset engine). Thread: render, or
-    /// control when idle.
-    func wakeAll(at frame: Int64) {
-        asleep.update(repeating: false, count: unitCount)
-        outputSilent.update(repeating: false, count: unitCount)
+    /// Every unit counted loud from `frame` (a reset engine). Thread: render, or control
+    /// when idle.
+    func countLoud(from frame: Int64) {
         lastLoud.update(repeating: frame, count: unitCount)
     }
 
-    /// Fills `inputFlags` with unit `u`'s input buses' flags; true when all are silent.
+    /// Fills `inputFlags` with unit `u`'s input buses' flags (`outputSilent`: the engine's,
+    /// per unit); true when all are silent.
     @inline(__always)
-    func gatherInputFlags(_ u: Int) -> Bool {
+    func gatherInputFlags(_ u: Int, outputSilent: UnsafeMutablePointer<Bool>) -> Bool {
         var all = true
         var b = 0
         for k in sourceStart[u]..<sourceStart[u + 1] {
@@ -135,7 +111,7 @@ final class SignalSilence {
     }
 
     @inline(__always)
-    static func isLoud(_ x: Float) -> Bool { x > floor || x < -floor }
+    static func isLoud(_ x: Float) -> Bool { x > EngineSilence.floor || x < -EngineSilence.floor }
 
     /// Whether every channel of `buses` is silent over `0 ..< frames`. Thread: render.
     static func isSilent(_ buses: UnsafeBufferPointer<AudioBus>, frames: Int) -> Bool {
@@ -202,7 +178,7 @@ final class SignalSilence {
     /// strictly inside at which it goes to sleep, or nil. Thread: render.
     func sleepPoint(
         _ u: Int, inputs: UnsafeBufferPointer<AudioBus>, outputs: UnsafeBufferPointer<AudioBus>, start: Int64,
-        from: Int, to: Int, hold: Int64
+        from: Int, to: Int, hold: Int64, enabled: Bool
     ) -> Int? {
         var last = lastLoud[u]
         if !enabled || last + hold >= start + Int64(to) - 1 {
@@ -214,12 +190,12 @@ final class SignalSilence {
         var c = from
         while c < to {
             let frame = start + Int64(c)
-            let phase = Int(frame % Self.grid)
+            let phase = Int(frame % EngineSilence.grid)
             if c > from && phase == 0 && frame - last > hold {
                 lastLoud[u] = last
                 return c
             }
-            let end = min(to, c + Int(Self.grid) - phase)
+            let end = min(to, c + Int(EngineSilence.grid) - phase)
             if let l = lastLoudFrame(inputs: inputs, outputs: outputs, from: c, to: end) { last = start + Int64(l) }
             c = end
         }

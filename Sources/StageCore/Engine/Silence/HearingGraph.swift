@@ -1,30 +1,20 @@
-/// The engine's decisions about units nobody hears (`UnitSilence.skipsWhenUnheard`).
+/// Who hears whom in a rack, for the units that may be skipped while nobody hears them
+/// (`UnitSilence.skipsWhenUnheard`, decided by `EngineSilence`).
 ///
 /// A unit is *heard* when some path from it reaches a unit with no consumer (an output)
 /// without passing a closed gate: a mixer input whose fader (or the master) has settled at
 /// −96 dB or whose mute has settled on, with no event for those parameters and no bypass
-/// pending. A skippable unit found unheard at a point of the absolute 64-frame grid of the
-/// engine clock goes *dormant*: it is not rendered and its outputs read as silence (zeros,
-/// and its silence flag set). At the first frame it is heard again (always an event's frame)
-/// it is `reset()` and renders from there, its inputs faded in over 30 ms (ResumeFade).
-///
-/// Block-size invariance: dormancy starts only on the grid and ends only at event frames;
-/// the engine cuts its blocks at both (events on gate parameters; grid points while a unit
-/// may be about to go dormant), so the same frames are skipped whatever the block size.
-/// A dormant unit's parameters and bypass keep their timelines (they are still filled).
+/// pending. Gates move only at events, so the engine cuts its blocks at the events on gate
+/// parameters (`segmentEnd`), and at grid points while a unit may be about to go unheard
+/// (`candidates`).
 ///
 /// Thread: render (init on control).
-final class SilenceTracker {
-    /// The grid on which units go dormant, in frames of the engine clock.
-    static let grid: Int64 = 64
-
+final class HearingGraph {
     let unitCount: Int
     /// False when the plan has no skippable unit behind a gate: the engine skips all this.
     let active: Bool
-    /// Decisions are taken (false: every unit always runs, for comparisons).
-    var enabled = true
+    /// Per unit: may be skipped while unheard (its type's choice, and its reset may run here).
     let skippable: UnsafeMutablePointer<Bool>
-    let dormant: UnsafeMutablePointer<Bool>
     /// Scratch: heard now; heard unless closing gates close (candidates for the next grid point).
     let heard: UnsafeMutablePointer<Bool>
     let mayBeHeard: UnsafeMutablePointer<Bool>
@@ -43,32 +33,21 @@ final class SilenceTracker {
     let gating: UnsafeMutablePointer<Bool>
     let parameterStart: UnsafeMutablePointer<Int>
     let isGateParameter: UnsafeMutablePointer<Bool>
-    /// The frame each unit was last heard again (its inputs fade in from there: ResumeFade),
-    /// or `Int64.min`.
-    let resumedAt: UnsafeMutablePointer<Int64>
-    /// Segments each unit rendered (tests count them: a dormant unit renders none).
-    let renders: UnsafeMutablePointer<Int>
-    /// True after an evaluation found a unit that may go dormant at the next grid point.
+    /// True after an evaluation found a unit that may go unheard at the next grid point.
     private(set) var candidates = false
 
-    init(plan: RenderPlan) {
+    init(plan: RenderPlan, resetsHere: [Bool]) {
         let silence = plan.silence
         unitCount = max(plan.units.count, 1)
         active = !silence.isEmpty && silence.skippable.count == plan.units.count
         let n = unitCount
         skippable = .allocate(capacity: n)
         skippable.initialize(repeating: false, count: n)
-        if active { for u in 0..<plan.units.count { skippable[u] = silence.skippable[u] } }
-        dormant = .allocate(capacity: n)
-        dormant.initialize(repeating: false, count: n)
+        if active { for u in 0..<plan.units.count { skippable[u] = silence.skippable[u] && resetsHere[u] } }
         heard = .allocate(capacity: n)
         heard.initialize(repeating: true, count: n)
         mayBeHeard = .allocate(capacity: n)
         mayBeHeard.initialize(repeating: true, count: n)
-        renders = .allocate(capacity: n)
-        resumedAt = .allocate(capacity: n)
-        resumedAt.initialize(repeating: .min, count: n)
-        renders.initialize(repeating: 0, count: n)
         reverseOrder = .allocate(capacity: max(plan.steps.count, 1))
         for (i, s) in plan.steps.reversed().enumerated() { (reverseOrder + i).initialize(to: s.unit) }
 
@@ -130,21 +109,15 @@ final class SilenceTracker {
     }
 
     deinit {
-        for p in [skippable, dormant, heard, mayBeHeard, gating, gateIsMute, isGateParameter] { p.deallocate() }
-        for p in [reverseOrder, edgeStart, edgeTo, edgeGate, gateStart, gateParameter, parameterStart, renders] { p.deallocate() }
-        resumedAt.deallocate()
+        for p in [skippable, heard, mayBeHeard, gating, gateIsMute, isGateParameter] { p.deallocate() }
+        for p in [reverseOrder, edgeStart, edgeTo, edgeGate, gateStart, gateParameter, parameterStart] { p.deallocate() }
     }
 
-    /// Whether unit `u` is skipped in the current segment. Thread: render.
-    @inline(__always)
-    func isDormant(_ u: Int) -> Bool { dormant[u] }
+    /// No unit about to go unheard (a reset engine). Thread: render, or control when idle.
+    func clearCandidates() { candidates = false }
 
-    /// Everything awake again (a reset engine). Thread: render, or control when idle.
-    func wakeAll() {
-        dormant.update(repeating: false, count: unitCount)
-        resumedAt.update(repeating: .min, count: unitCount)
-        candidates = false
-    }
+    /// A unit may go unheard at the next grid point: segments end there.
+    func markCandidate() { candidates = true }
 
     /// Whether `event` moves a gate: a gate parameter's change, or any bypass of a gating
     /// unit (a bypassed mixer passes its first input whatever its faders say).
@@ -162,22 +135,23 @@ final class SilenceTracker {
     }
 
     /// The end of the segment starting at `t`: the next gate event after it, or the next
-    /// grid point while a unit may be about to go dormant, or `blockEnd`. Thread: render.
+    /// grid point while a unit may be about to go unheard, or `blockEnd`. Thread: render.
     func segmentEnd(from t: Int64, blockEnd: Int64, events: UnsafePointer<EngineEvent>, count: Int) -> Int64 {
         var end = blockEnd
         for e in 0..<count where events[e].sampleTime > t && events[e].sampleTime < end && movesGate(events[e]) {
             end = events[e].sampleTime
         }
         if candidates {
-            let next = (t / Self.grid + 1) * Self.grid
+            let next = (t / EngineSilence.grid + 1) * EngineSilence.grid
             if next < end { end = next }
         }
         return end
     }
 
-    /// Decides at frame `t` (a segment's start) which units are dormant, resetting those
-    /// heard again. `pendingFrom`: events at or after it and not after `t` apply at `t`
-    /// (the block's first segment takes late ones too). Thread: render.
+    /// Finds at frame `t` (a segment's start) which units are heard (`heard`) and which
+    /// may be unless closing gates close (`mayBeHeard`); clears `candidates` for the
+    /// caller's decisions. `pendingFrom`: events at or after it and not after `t` apply at
+    /// `t`. Thread: render.
     func evaluate(
         at t: Int64, pendingFrom: Int64, events: UnsafePointer<EngineEvent>, count: Int, plan: RenderPlan,
         bypass: UnitBypass
@@ -202,20 +176,6 @@ final class SilenceTracker {
             mayBeHeard[u] = may
         }
         candidates = false
-        let onGrid = t % Self.grid == 0
-        for u in 0..<unitCount where skippable[u] {
-            if dormant[u] {
-                if heard[u] || !enabled {
-                    plan.units[u].reset()
-                    dormant[u] = false
-                    resumedAt[u] = t
-                }
-            } else if enabled && !heard[u] && onGrid {
-                dormant[u] = true
-            } else if enabled && !mayBeHeard[u] {
-                candidates = true
-            }
-        }
     }
 
     /// Gate `g` of unit `c` at `t`: closed (settled silent, nothing pending) and closing
