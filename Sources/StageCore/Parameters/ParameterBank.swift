@@ -20,6 +20,9 @@ public final class ParameterBank: @unchecked Sendable {
     /// How many frames from the start of the buffer hold `uniformFill`.
     let uniformCount: UnsafeMutablePointer<Int>
     var filled = 0
+    /// Every parameter steady and its whole row (`maxFrames`) already holding its value:
+    /// a block with no event for the unit needs no work at all (most blocks of a show).
+    var settled = false
 
     public init(specs: [ParameterSpec], sampleRate: Double, maxFrames: Int) {
         self.specs = specs
@@ -67,6 +70,7 @@ public final class ParameterBank: @unchecked Sendable {
         target[index] = v
         remaining[index] = 0
         uniformFill[index] = .nan
+        settled = false
     }
 
     /// The value the parameter is heading to. Thread: render (or control when idle).
@@ -84,6 +88,7 @@ public final class ParameterBank: @unchecked Sendable {
     @inline(__always)
     public func beginBlock() {
         filled = 0
+        if settled { return }
         for i in 0..<count { steady[i] = remaining[i] == 0 }
     }
 
@@ -95,6 +100,7 @@ public final class ParameterBank: @unchecked Sendable {
         if v == target[index] { return }
         target[index] = v
         steady[index] = false
+        settled = false
         // Choices never ramp; others use the requested ramp or their own smoothing.
         let frames = specs[index].unit == .choice ? 0 : (ramp >= 0 ? ramp : rampFrames[index])
         if frames <= 1 {
@@ -111,6 +117,10 @@ public final class ParameterBank: @unchecked Sendable {
     public func fill(upTo frame: Int) {
         let start = filled
         guard frame > start else { return }
+        filled = frame
+        if settled { return }
+        // Settles when this fill leaves every row uniform over all `maxFrames` frames.
+        var settles = frame == maxFrames
         for i in 0..<count {
             let out = values + i * maxFrames
             if remaining[i] == 0 {
@@ -129,8 +139,10 @@ public final class ParameterBank: @unchecked Sendable {
                     uniformCount[i] = frame
                 } else {
                     uniformFill[i] = .nan
+                    settles = false
                 }
             } else {
+                settles = false
                 uniformFill[i] = .nan
                 var cur = current[i]
                 var left = remaining[i]
@@ -148,6 +160,9 @@ public final class ParameterBank: @unchecked Sendable {
                 remaining[i] = left
             }
         }
-        filled = frame
+        // Every row holds one value over the block (an event at frame 0 that set a value at
+        // once cleared its `steady`): steady now, and for every block until the next change.
+        if settles { steady.update(repeating: true, count: count) }
+        settled = settles
     }
 }

@@ -31,7 +31,9 @@ final class EngineSilence {
 
     let unitCount: Int
     /// Decisions are taken (false: every unit always runs, for comparisons).
-    var enabled = true
+    var enabled = true {
+        didSet { hearing.clearCandidates() }
+    }
     /// Who hears whom (the mixers' gates), for `skipsWhenUnheard`.
     let hearing: HearingGraph
     /// The silence flags' scans and each sleeper's last loud frame, for `sleepsWhenSilent`.
@@ -110,6 +112,7 @@ final class EngineSilence {
         at t: Int64, pendingFrom: Int64, events: UnsafePointer<EngineEvent>, count: Int, plan: RenderPlan,
         bypass: UnitBypass
     ) {
+        guard hearing.mustEvaluate(at: t, pendingFrom: pendingFrom, events: events, count: count) else { return }
         hearing.evaluate(at: t, pendingFrom: pendingFrom, events: events, count: count, plan: plan, bypass: bypass)
         let onGrid = t % Self.grid == 0
         for u in 0..<unitCount where hearing.skippable[u] {

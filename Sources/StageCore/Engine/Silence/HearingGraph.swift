@@ -35,6 +35,10 @@ final class HearingGraph {
     let isGateParameter: UnsafeMutablePointer<Bool>
     /// True after an evaluation found a unit that may go unheard at the next grid point.
     private(set) var candidates = false
+    /// True when the last evaluation may not hold at the next segment even with no event:
+    /// a gate's bypass or a fader heading to silence was still moving, or an event moved a
+    /// gate (its value lands after the evaluation). Also after a reset or a switch.
+    private(set) var stale = true
 
     init(plan: RenderPlan, resetsHere: [Bool]) {
         let silence = plan.silence
@@ -113,8 +117,25 @@ final class HearingGraph {
         for p in [reverseOrder, edgeStart, edgeTo, edgeGate, gateStart, gateParameter, parameterStart] { p.deallocate() }
     }
 
-    /// No unit about to go unheard (a reset engine). Thread: render, or control when idle.
-    func clearCandidates() { candidates = false }
+    /// No unit about to go unheard, everything to be evaluated again (a reset engine, or
+    /// decisions turned on or off). Thread: render, or control when idle.
+    func clearCandidates() {
+        candidates = false
+        stale = true
+    }
+
+    /// Whether an evaluation at `t` can find anything new: the last one is stale, a unit
+    /// may go unheard at a grid point, or an event at or before `t` (from `pendingFrom`)
+    /// moves a gate. Otherwise gates, bypasses and so who hears whom are as they were
+    /// (most segments of a show). Thread: render.
+    @inline(__always)
+    func mustEvaluate(at t: Int64, pendingFrom: Int64, events: UnsafePointer<EngineEvent>, count: Int) -> Bool {
+        if stale || candidates { return true }
+        for e in 0..<count where events[e].sampleTime <= t && events[e].sampleTime >= pendingFrom && movesGate(events[e]) {
+            return true
+        }
+        return false
+    }
 
     /// A unit may go unheard at the next grid point: segments end there.
     func markCandidate() { candidates = true }
@@ -156,6 +177,7 @@ final class HearingGraph {
         at t: Int64, pendingFrom: Int64, events: UnsafePointer<EngineEvent>, count: Int, plan: RenderPlan,
         bypass: UnitBypass
     ) {
+        stale = false
         for i in 0..<(unitCount == plan.units.count ? unitCount : 0) {
             let u = reverseOrder[i]
             var isHeard = edgeStart[u] == edgeStart[u + 1]  // no consumer: an output
@@ -184,9 +206,15 @@ final class HearingGraph {
         _ g: Int, unit c: Int, at t: Int64, pendingFrom: Int64, events: UnsafePointer<EngineEvent>, count: Int,
         plan: RenderPlan, bypass: UnitBypass
     ) -> (closed: Bool, closing: Bool) {
-        if bypass.current[c] != 0 || bypass.target[c] != 0 || bypass.remaining[c] != 0 { return (false, false) }
+        if bypass.current[c] != 0 || bypass.target[c] != 0 || bypass.remaining[c] != 0 {
+            if bypass.remaining[c] != 0 { stale = true }
+            return (false, false)
+        }
         for e in 0..<count where Int(events[e].unit) == c && events[e].sampleTime <= t && events[e].sampleTime >= pendingFrom {
-            if movesGate(events[e]) { return (false, true) }
+            if movesGate(events[e]) {
+                stale = true
+                return (false, true)
+            }
         }
         let bank = plan.parameters[c]
         var closing = false
@@ -198,6 +226,7 @@ final class HearingGraph {
             guard silent else { continue }
             if bank.remaining[p] == 0 { return (true, true) }
             closing = true
+            stale = true
         }
         return (false, closing)
     }
