@@ -13,7 +13,7 @@ PREFIX ?= /usr/local
 .PHONY: remote-test
 .PHONY: bench-remote bench-memory
 .PHONY: drift-test bench-drift
-.PHONY: check-trixie deb deb-test
+.PHONY: check-trixie deb deb-test installed-binary
 
 all: build
 
@@ -99,11 +99,20 @@ fuzz:
 
 # The service (run as root): binary, racks, SoundFonts, /etc/stagerack/stagerack.json, the
 # systemd unit, the stagerack user; enables it. RACK=... picks the rack it plays.
-install: build
-	$(BIN) install-service --prefix $(PREFIX) --rack $(RACK) $(INSTALL_FLAGS)
+# The binary `make install` installs: the Swift runtime and Foundation linked in statically
+# where the toolchain can (swift.org's), so the service needs no toolchain at run time and
+# `play` keeps 6.6 MB less resident (Benchmarks/memory/README.md); a toolchain that cannot
+# (Debian's swiftlang) installs the dynamic build and says so. Its own build directory, so
+# the everyday builds stay dynamic (and are not rebuilt by it).
+INSTALL_BIN := .build/install/stagerack
+installed-binary: deps
+	@scripts/build-installed.sh "$(SWIFT)" $(INSTALL_BIN)
 
-install-dry-run: build
-	$(BIN) install-service --prefix $(PREFIX) --rack $(RACK) --dry-run $(INSTALL_FLAGS)
+install: installed-binary
+	$(INSTALL_BIN) install-service --prefix $(PREFIX) --rack $(RACK) $(INSTALL_FLAGS)
+
+install-dry-run: installed-binary
+	$(INSTALL_BIN) install-service --prefix $(PREFIX) --rack $(RACK) --dry-run $(INSTALL_FLAGS)
 
 # Built and tested with Debian 13's own Swift (swiftlang 6.0.x) in a Debian 13 root made with
 # mmdebstrap (cached under .build/trixie-build; the first run downloads ~600 MB): the release
