@@ -50,8 +50,9 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
     /// A parameter change; `ParameterAddress.bypassIndex` makes it a `.bypass` event.
     @inlinable
     public static func setParameter(_ address: ParameterAddress, _ value: Float, at time: Int64 = now) -> EngineEvent {
-        EngineEvent(kind: address.parameter == ParameterAddress.bypassIndex ? .bypass : .parameter, sampleTime: time, unit: Int32(address.unit), parameter: Int32(address.parameter),
-                    value: value)
+        EngineEvent(
+            kind: address.parameter == ParameterAddress.bypassIndex ? .bypass : .parameter, sampleTime: time,
+            unit: Int32(address.unit), parameter: Int32(address.parameter), value: value)
     }
 
     @inlinable

@@ -18,10 +18,11 @@ import Synchronization
 /// that comes after its frame has passed plays at the block's first frame, counted in
 /// `eventsLate`; events for a rack no longer playing are counted in `eventsStale`.
 ///
-/// Threads and queues (see docs/ARCHITECTURE.md): `render` on the render thread; `submit`, `collectRetired` on the one control thread; `requestFadeOut`
-/// from any thread. Each queue below names its one producer and one consumer thread; when
-/// the render thread is replaced (a device lost and reopened) the control thread calls
-/// `handOverRenderThread()` between the old thread's end and the new one's start.
+/// Threads and queues (see docs/ARCHITECTURE.md): `render` on the render thread; `submit`
+/// and `collectRetired` on the one control thread; `requestFadeOut` from any thread. Each
+/// queue below names its one producer and one consumer thread; when the render thread is
+/// replaced (a device lost and reopened) the control thread calls `handOverRenderThread()`
+/// between the old thread's end and the new one's start.
 public final class RackPlayer: @unchecked Sendable {
     /// The engine the render thread plays. Thread: render (read it elsewhere only when idle).
     public private(set) var current: RenderEngine
