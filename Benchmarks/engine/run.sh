@@ -10,6 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
 OUT=.build/bench-engine
+# FluidSynth renders through OpenMP: one thread and no spin-waiting, or libgomp's spinning adds
+# thousands of instructions a block that vary from run to run.
+export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
 mkdir -p "$OUT"
 command -v valgrind >/dev/null || { echo "missing valgrind (scripts/install-deps.sh --test)" >&2; exit 1; }
 if [[ -z ${STAGERACK_BENCH:-} ]]; then

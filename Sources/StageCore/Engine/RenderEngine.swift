@@ -21,8 +21,10 @@ public final class RenderEngine: @unchecked Sendable {
     /// What each tempo source last gave (`.tempo` events; the song's from the rack; the
     /// first loop's from the units that report one). Thread: render.
     public private(set) var tempoSources: TempoSources
-    /// Which source decides `tempo` (nil: none; 120 BPM). Thread: render.
-    public var tempoSource: TempoSource? { tempoSources.winner }
+    /// Which source decides `tempo` (nil: none; 120 BPM); kept with `tempo`. Thread: render.
+    public private(set) var tempoSource: TempoSource?
+    /// Beats a frame at `tempo`, kept with it (not worked out per unit per block). Thread: render.
+    private var beatsPerFrame: Double
     /// Beats of the rack's grid at the next block's first frame (0 at the rack's first frame).
     public private(set) var beatPosition: Double = 0
     /// Units that can give a tempo (loopers), read after each block. Found once, on the control thread.
@@ -70,6 +72,8 @@ public final class RenderEngine: @unchecked Sendable {
         self.plan = plan
         tempoSources = TempoSources(song: plan.rack.songTempo)
         tempo = tempoSources.tempo
+        tempoSource = tempoSources.winner
+        beatsPerFrame = tempo / (60 * plan.sampleRate)
         tempoReporters = plan.units.compactMap { $0 as? any UnitTempoReporter }
         followsClock = plan.rack.midi.clock
         safetyCounters = .allocate(capacity: 1)
@@ -119,7 +123,7 @@ public final class RenderEngine: @unchecked Sendable {
         for e in 0..<count where blockEvents[e].kind == .tempo {
             if let source = TempoSource(rawValue: blockEvents[e].parameter) {
                 tempoSources.set(source, Double(blockEvents[e].value))
-                tempo = tempoSources.tempo
+                tempoChanged()
             }
         }
         parking.takeBack()
@@ -166,14 +170,22 @@ public final class RenderEngine: @unchecked Sendable {
     /// longer does) counts from the next block. Thread: render.
     @inline(__always)
     private func endBlock(frames: Int) {
-        beatPosition += Double(frames) * tempo / (60 * plan.sampleRate)
+        beatPosition += Double(frames) * beatsPerFrame
         guard !tempoReporters.isEmpty else { return }
         var loop = 0.0
         for r in tempoReporters where loop == 0 { loop = r.reportedTempo }
         if loop != tempoSources.loop {
             tempoSources.set(.loop, loop)
-            tempo = tempoSources.tempo
+            tempoChanged()
         }
+    }
+
+    /// `tempo`, its source and the beats a frame, after `tempoSources` changed. Thread: render.
+    @inline(__always)
+    private func tempoChanged() {
+        tempo = tempoSources.tempo
+        tempoSource = tempoSources.winner
+        beatsPerFrame = tempo / (60 * plan.sampleRate)
     }
 
     /// Takes over the MIDI clock's tempo of the rack played before a switch (the clock
@@ -181,7 +193,7 @@ public final class RenderEngine: @unchecked Sendable {
     public func continueClock(from previous: RenderEngine) {
         guard followsClock else { return }
         tempoSources.set(.clock, previous.tempoSources.clock)
-        tempo = tempoSources.tempo
+        tempoChanged()
     }
 
     /// Renders frames `offset ..< offset + frames` of the block (all of it, unless units
@@ -306,8 +318,8 @@ public final class RenderEngine: @unchecked Sendable {
             frameCount: call.frames - k, sampleTime: call.start + Int64(k), sampleRate: plan.sampleRate, tempo: tempo,
             inputs: inputs, outputs: outputs, parameters: parameters,
             events: UnsafeBufferPointer(start: unitEvents, count: k == 0 ? call.eventCount : 0), hostInput: call.hostInput,
-            hostOutput: call.hostOutput, safety: safetyCounters, tempoSource: tempoSources.winner,
-            beatPosition: beatPosition + Double(call.start + Int64(k) - sampleTime) * tempo / (60 * plan.sampleRate))
+            hostOutput: call.hostOutput, safety: safetyCounters, tempoSource: tempoSource,
+            beatPosition: beatPosition + Double(call.start + Int64(k) - sampleTime) * beatsPerFrame)
         let signal = silence.signal
         if signal.active {
             signal.saysSilent.pointee = false
@@ -529,7 +541,7 @@ public final class RenderEngine: @unchecked Sendable {
         silence.wakeAll(at: 0)
         sampleTime = 0
         tempoSources = TempoSources(song: plan.rack.songTempo)
-        tempo = tempoSources.tempo
+        tempoChanged()
         beatPosition = 0
         safetyCounters.pointee = SafetyCounters()
     }
