@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 
 .PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-engine bench-render clean install install-dry-run check-aarch64
 .PHONY: remote-test
-.PHONY: bench-remote bench-memory
+.PHONY: bench-remote bench-memory bench-startup
 .PHONY: drift-test bench-drift
 .PHONY: check-trixie deb deb-test installed-binary
 
@@ -152,6 +152,11 @@ bench-render: build
 # play's peak RSS against the fluidsynth CLI on the same font and song (Benchmarks/memory).
 bench-memory: build
 	STAGERACK=$(BIN) Benchmarks/memory/run.sh
+
+# start-up to the first block against the fluidsynth CLI, callgrind instructions (Benchmarks/startup):
+# the installed binary (`make installed-binary`), else the dynamic build.
+bench-startup: build
+	Benchmarks/startup/run.sh
 
 # the render path's callgrind instructions with eight WebSocket meter clients vs none (Benchmarks/remote).
 bench-remote: build
