@@ -55,6 +55,11 @@ public final class RenderEngine: @unchecked Sendable {
     let parking: PanicParking
     /// Channel pointers of the host buses at an offset within the block (input, then output).
     let hostPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// `plan.units` and `plan.parameters` as references the render thread reads without
+    /// retaining them (the plan keeps them alive for the engine's life). Thread: render.
+    let unitRefs: UnsafeMutablePointer<UnitRef>
+    /// The silence system's signal side, read without a retain. Thread: render.
+    unowned(unsafe) let signal: SignalLevels
     /// Units with a transport (players, loopers) and the command that stops each: sent
     /// with `releaseAllNotes` when the rack is left. Found once, on the control thread.
     let transportStops: [(unit: Int, command: Int)]
@@ -84,7 +89,9 @@ public final class RenderEngine: @unchecked Sendable {
         unitEventCapacity = eventsPerBlock
         unitEvents = .allocate(capacity: eventsPerBlock)
         bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
-        silence = EngineSilence(plan: plan)
+        let silence = EngineSilence(plan: plan)
+        self.silence = silence
+        signal = silence.signal
         resumeFade = ResumeFade(plan: plan)
         parking = PanicParking(plan: plan)
         hostPointers = .allocate(capacity: plan.hostInput.channelCount + plan.hostOutput.channelCount)
@@ -98,6 +105,8 @@ public final class RenderEngine: @unchecked Sendable {
         otherMIDIReceivers = plan.midiReceivers.filter { r in !holders.contains { $0.0 == r } }
         stepNanoseconds = .allocate(capacity: max(plan.steps.count, 1))
         stepNanoseconds.initialize(repeating: 0, count: max(plan.steps.count, 1))
+        unitRefs = .allocate(capacity: max(plan.units.count, 1))
+        for u in plan.units.indices { (unitRefs + u).initialize(to: UnitRef(unit: plan.units[u], bank: plan.parameters[u])) }
         renderEnginesAlive.add(1, ordering: .relaxed)
     }
 
@@ -108,6 +117,8 @@ public final class RenderEngine: @unchecked Sendable {
         injected.deallocate()
         unitEvents.deallocate()
         stepNanoseconds.deallocate()
+        unitRefs.deinitialize(count: plan.units.count)
+        unitRefs.deallocate()
         hostPointers.deallocate()
     }
 
@@ -207,12 +218,13 @@ public final class RenderEngine: @unchecked Sendable {
         for s in 0..<steps.count {
             let step = steps[s]
             let u = step.unit
-            let bank = plan.parameters[u]
             // Parameters: fill per-sample values, applying this unit's events at their frames.
-            bank.beginBlock()
-            let unitEventCount = applyUnitEvents(
-                unit: u, bank: bank, count: count, start: start, frames: frameCount, takesLate: first)
-            bank.fill(upTo: frameCount)
+            let (unitEventCount, parameters) = unitRefs[u].bank { bank in
+                bank.beginBlock()
+                let n = applyUnitEvents(unit: u, bank: bank, count: count, start: start, frames: frameCount, takesLate: first)
+                bank.fill(upTo: frameCount)
+                return (n, bank.renderValues)
+            }
             let skipped = silence.isUnheard(u)
             if skipped || parking.isParked(u) {
                 // Nobody hears it (EngineSilence), or a panic parked it until the control
@@ -221,7 +233,7 @@ public final class RenderEngine: @unchecked Sendable {
                 silence.outputSilent[u] = true
             } else {
                 renderStep(
-                    step, index: s, start: start, frames: frameCount, parameters: bank.renderValues,
+                    step, index: s, start: start, frames: frameCount, parameters: parameters,
                     eventCount: unitEventCount, hostInput: hostInput, offset: offset)
             }
             bypass.apply(
@@ -285,7 +297,7 @@ public final class RenderEngine: @unchecked Sendable {
         if silence.sleeps(u) {
             renderSleeper(call)
         } else {
-            if silence.signal.active { _ = silence.gatherInputFlags(u) }
+            if signal.active { _ = silence.gatherInputFlags(u) }
             renderUnit(call, from: 0)
         }
     }
@@ -311,7 +323,7 @@ public final class RenderEngine: @unchecked Sendable {
         var outputs = call.outputs
         var parameters = call.parameters
         if k > 0 {
-            (inputs, outputs) = silence.signal.offset(call.inputs, call.outputs, by: k)
+            (inputs, outputs) = signal.offset(call.inputs, call.outputs, by: k)
             parameters = parameters.offset(by: k)
         }
         var context = RenderContext(
@@ -320,7 +332,6 @@ public final class RenderEngine: @unchecked Sendable {
             events: UnsafeBufferPointer(start: unitEvents, count: k == 0 ? call.eventCount : 0), hostInput: call.hostInput,
             hostOutput: call.hostOutput, safety: safetyCounters, tempoSource: tempoSource,
             beatPosition: beatPosition + Double(call.start + Int64(k) - sampleTime) * beatsPerFrame)
-        let signal = silence.signal
         if signal.active {
             signal.saysSilent.pointee = false
             context.inputSilence = UnsafePointer(signal.inputFlags)
@@ -329,10 +340,10 @@ public final class RenderEngine: @unchecked Sendable {
         let u = call.unit
         if measuresSteps {
             let t0 = monotonicNanoseconds()
-            plan.units[u].render(context)
+            unitRefs[u].unit.render(context)
             stepNanoseconds[call.step] &+= monotonicNanoseconds() &- t0
         } else {
-            plan.units[u].render(context)
+            unitRefs[u].unit.render(context)
         }
         silence.renders[u] &+= 1
     }
@@ -343,14 +354,14 @@ public final class RenderEngine: @unchecked Sendable {
     private func renderSleeper(_ call: UnitCall) {
         let u = call.unit
         let allSilent = silence.gatherInputFlags(u)
-        let hold = Int64(max(plan.units[u].silenceHoldFrames(sampleRate: plan.sampleRate), Int(EngineSilence.grid)))
+        let hold = Int64(max(unitRefs[u].unit.silenceHoldFrames(sampleRate: plan.sampleRate), Int(EngineSilence.grid)))
         let enabled = silence.enabled
         let n = call.frames
         var x = 0
         var rendered = false
         while x < n {
             if silence.asleep[u] {
-                let f = allSilent && enabled ? n : (enabled ? silence.signal.firstLoudInput(call.inputs, from: x, to: n) : x)
+                let f = allSilent && enabled ? n : (enabled ? signal.firstLoudInput(call.inputs, from: x, to: n) : x)
                 for o in call.outputs {
                     for c in 0..<o.channelCount { (o[c] + x).update(repeating: 0, count: f - x) }
                 }
@@ -364,7 +375,7 @@ public final class RenderEngine: @unchecked Sendable {
             renderUnit(call, from: x)
             rendered = true
             guard
-                let g = silence.signal.sleepPoint(
+                let g = signal.sleepPoint(
                     u, inputs: call.inputs, outputs: call.outputs, start: call.start, from: x, to: n, hold: hold,
                     enabled: enabled)
             else { break }
@@ -559,4 +570,21 @@ public func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+}
+
+/// A unit and its parameter bank held without reference counting, for the render thread's
+/// per-block calls (`RenderEngine.unitRefs`); the plan owns both. Thread: render.
+struct UnitRef {
+    /// (An existential cannot be `Unmanaged`: loading it may still retain for the call.)
+    unowned(unsafe) let unit: any RackUnit
+    let bankRef: Unmanaged<ParameterBank>
+
+    init(unit: any RackUnit, bank: ParameterBank) {
+        self.unit = unit
+        bankRef = .passUnretained(bank)
+    }
+
+    /// Calls `body` with the bank, not retained for the call.
+    @inline(__always)
+    func bank<R>(_ body: (ParameterBank) -> R) -> R { bankRef._withUnsafeGuaranteedRef(body) }
 }
