@@ -17,6 +17,9 @@ public struct RackDescription: Sendable {
     public var io = IODescription()
     /// Named parameter sets recalled live (morphs, no rebuild).
     public var snapshots: [SnapshotDescription] = []
+    /// The `performance` section: the performer view's controls; nil when the file has
+    /// none (`performanceControls` then gives a default).
+    public var performance: [PerformanceControlDescription]?
     /// The file's `format` (see `RackFormat`).
     public var format = RackFormat.current
     /// Things worth saying about a valid rack (how to update a format 1 file), as
