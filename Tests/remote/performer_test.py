@@ -9,8 +9,10 @@ printed); the engineer's view is one tap away, with a value typed in after a lon
 Screenshots go to out/remote/ (STAGERACK_PERFORMER_SHOTS); with STAGERACK_DOCS_SHOT set,
 the phone's performer view is also saved there (docs/performer-view.png).
 Run by Tests/remote/run.sh (make remote-test)."""
+import math
 import os
 import socket
+import struct
 import sys
 import time
 
@@ -57,10 +59,20 @@ with open(os.path.join(work, "perf.json"), "w") as f:
     f.write(RACK)
 with open(os.path.join(work, "perf-set.json"), "w") as f:
     f.write(SETLIST)
+# A 440 Hz tone at -10.5 dBFS in (alsa-lib's file plugin reading raw floats), so the meters
+# move; the output goes to the null device.
+tone = os.path.join(work, "tone.raw")
+with open(tone, "wb") as f:
+    one = b"".join(struct.pack("<2f", *2 * [0.3 * math.sin(2 * math.pi * 440 * n / 48000)]) for n in range(48000))
+    f.write(one * 120)
+conf = os.path.join(work, "alsa.conf")
+with open(conf, "w") as f:
+    f.write('pcm.from_file { type file slave.pcm "null" format "raw" file "/dev/null" infile "%s" }\n' % tone)
 web_port = free_port(socket.SOCK_STREAM)
 osc_port = free_port()
-play = Play([os.path.join(work, "perf-set.json"), "--playback", "null", "--capture", "null",
-             "--web", "127.0.0.1:%d" % web_port, "--osc", str(osc_port)], env={"STAGERACK_WEB_PIN": PIN}, wait_text="web: open")
+play = Play([os.path.join(work, "perf-set.json"), "--playback", "null", "--capture", "from_file",
+             "--web", "127.0.0.1:%d" % web_port, "--osc", str(osc_port)],
+            env={"STAGERACK_WEB_PIN": PIN, "ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + conf}, wait_text="web: open")
 osc = OSCClient(osc_port)
 figures = {}
 
