@@ -21,11 +21,11 @@ final class PerformanceSectionTests: XCTestCase {
         """
     }
 
-    static func read(_ performance: String?) throws -> RackDescription {
+    static func read(_ performance: String?) throws(RackError) -> RackDescription {
         try RackReader(registry: registry).read(text: rack(performance: performance), file: "p.json")
     }
 
-    /// The errors, as `LINE:COL: path: message`.
+    /// The errors, as `LINE:COL: path: message` (the section is on line 6, from column 16).
     static func errors(_ performance: String) -> [String] {
         do {
             _ = try read(performance)
@@ -59,22 +59,22 @@ final class PerformanceSectionTests: XCTestCase {
     }
 
     func testErrorsSayWhere() {
-        XCTAssertEqual(Self.errors("{}"), [#"5:16: performance: must be a list of controls like { "label": "Voice", "to": "mix.gain1" }, found an object"#])
+        XCTAssertEqual(Self.errors("{}"), [#"6:16: performance: must be a list of controls like { "label": "Voice", "to": "mix.gain1" }, found an object"#])
         XCTAssertEqual(Self.errors(#"[ { "label": "A", "to": "mix.gain9" } ]"#).count, 1)
-        XCTAssertTrue(Self.errors(#"[ { "label": "A", "to": "mix.gain9" } ]"#)[0].hasPrefix("5:30: performance[1].to: a mixer unit has no parameter \"gain9\""))
-        XCTAssertEqual(Self.errors(#"[ { "label": "A", "to": "mix.gain1", "colour": 1 } ]"#), [#"5:40: performance[1].colour: unknown key in a performance control"#])
-        XCTAssertEqual(Self.errors(#"[ { "to": "mix.gain1" } ]"#), [#"5:18: performance[1].label: missing (the name the performer reads, e.g. "Harmony")"#])
+        XCTAssertTrue(Self.errors(#"[ { "label": "A", "to": "mix.gain9" } ]"#)[0].hasPrefix("6:40: performance[1].to: a mixer unit has no parameter \"gain9\""))
+        XCTAssertEqual(Self.errors(#"[ { "label": "A", "to": "mix.gain1", "colour": 1 } ]"#), [#"6:53: performance[1].colour: unknown key in a performance control"#])
+        XCTAssertEqual(Self.errors(#"[ { "to": "mix.gain1" } ]"#), [#"6:18: performance[1].label: missing (the name the performer reads, e.g. "Harmony")"#])
         XCTAssertEqual(
             Self.errors(#"[ { "label": "A", "to": ["mix.gain1", "delay.bypass"] } ]"#),
-            [#"5:44: performance[1].to: "delay.bypass" is a toggle, the group's first is a fader: one control moves one kind"#])
-        XCTAssertEqual(Self.errors(#"[ { "label": "A", "to": "mix.gain1", "min": -200 } ]"#), [#"5:45: performance[1].min: -200 is outside -96…24"#])
-        XCTAssertEqual(Self.errors(#"[ { "label": "A", "to": "delay.bypass", "max": 1 } ]"#), [#"5:42: performance[1].max: only a fader has "min" and "max" (this control is a toggle)"#])
+            [#"6:54: performance[1].to: "delay.bypass" is a toggle, the group's first is a fader: one control moves one kind"#])
+        XCTAssertEqual(Self.errors(#"[ { "label": "A", "to": "mix.gain1", "min": -200 } ]"#), [#"6:60: performance[1].min: -200 is outside -96…24"#])
+        XCTAssertEqual(Self.errors(#"[ { "label": "A", "to": "delay.bypass", "max": 1 } ]"#), [#"6:56: performance[1].max: only a fader has "min" and "max" (this control is a toggle)"#])
         XCTAssertEqual(
             Self.errors(#"[ { "label": "A", "to": "mix.gain1" }, { "label": "A", "to": "mix.gain2" } ]"#),
-            [#"5:60: performance[2].label: "A" already labels another control"#])
+            [#"6:66: performance[2].label: "A" already labels another control"#])
         let nine = "[" + (1...9).map { _ in #"{ "label": "x", "to": "mix.gain1" }"# }.joined(separator: ",") + "]"
         XCTAssertTrue(Self.errors(nine).contains { $0.contains("performance[9]: at most 8 controls") }, "\(Self.errors(nine))")
-        XCTAssertEqual(Self.errors(#"[ { "label": "A", "to": [] } ]"#), [#"5:30: performance[1].to: a group moves 1…8 parameters, found 0"#])
+        XCTAssertEqual(Self.errors(#"[ { "label": "A", "to": [] } ]"#), [#"6:40: performance[1].to: a group moves 1…8 parameters, found 0"#])
         XCTAssertTrue(Self.errors(#"[ { "label": "A", "to": 3 } ]"#)[0].contains("must be a \"unit.param\" address or a list of them, found a number"))
     }
 
