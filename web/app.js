@@ -45,6 +45,7 @@ function receive(m) {
       $("rack").textContent = m.rack || "StageRack";
       renderPerformer();
       renderEngineer();
+      showReadouts(m);
       break;
     case "mappings":
       if (s) { s.mappings = m.mappings; s.learning = m.learning; s.notice = m.notice; renderMappings(); }

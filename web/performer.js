@@ -152,6 +152,8 @@ function showLoad(m, now) {
   box.title = "render load " + Math.round(m.load * 100) + " %, xruns " + m.xruns;
 }
 
+// Readouts (a tuner's, say) when the state or the meters carry a `readouts` field: shown
+// as text; hidden when there is none.
 function showReadouts(m) {
   const r = $("readouts");
   if (m.readouts === undefined || m.readouts === null) { r.hidden = true; return; }
