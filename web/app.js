@@ -61,7 +61,7 @@ function receive(m) {
       meter("out", m.out, now);
       showLoad(m, now);
       showMeterDetails(m);
-      showReadouts(m);
+      if ("readouts" in m) showReadouts(m);
       break;
     }
     case "readouts": showReadouts(m); break;
