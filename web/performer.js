@@ -1,7 +1,8 @@
 // StageRack's page, the performer's view (the first screen after the PIN): the song, large,
 // and the next one; ◀ ▶; the rack's performance controls as large labelled faders and
 // toggles; meters with a dB scale and a clip hold; one small load/xrun indicator; key,
-// tempo and a tap button; the song's snapshots as buttons; panic (in the header).
+// tempo and a tap button; the players' and loopers' transport; the song's snapshots as
+// buttons; panic (in the header).
 "use strict";
 
 const performer = { faders: [], taps: [], clipUntil: { in: 0, out: 0 }, peak: { in: null, out: null }, xruns: null, xrunAt: -Infinity };
@@ -23,7 +24,28 @@ function renderPerformer() {
   $("next-song").textContent = s.song < s.songs.length ? "next: " + s.songs[s.song] : "last song";
   renderSnapshots();
   renderControls();
+  renderTransport();
   showTempo();
+}
+
+// The transport of the rack's players and loopers: one row of buttons per unit (the
+// one-button modes `toggle` and `cycle`, meant for a foot switch, left out).
+function renderTransport() {
+  const box = $("transport");
+  box.innerHTML = "";
+  for (const t of page.state.transport || []) {
+    const row = el("div", "transport-row");
+    row.appendChild(el("span", "transport-unit", t.unit));
+    for (const name of t.commands) {
+      if (name === "toggle" || name === "cycle") continue;
+      const b = el("button", "", name);
+      b.id = "command-" + t.unit + "-" + name.replace(/\W+/g, "-");
+      b.onclick = () => send({ type: "command", unit: t.unit, command: name });
+      row.appendChild(b);
+    }
+    box.appendChild(row);
+  }
+  box.hidden = box.children.length === 0;
 }
 
 function renderSnapshots() {

@@ -169,6 +169,23 @@ public final class RemoteHub: @unchecked Sendable {
                 return false
             }
             current.tempo = Double(c.value)
+        case .unitCommand:
+            guard c.generation == current.state.generation,
+                let t = current.transport.first(where: { $0.unitIndex == Int(c.unit) }), t.commands.indices.contains(Int(c.index))
+            else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
+            var press = EngineEvent.midi(UnitCommand.message(Int(c.index), pressed: true), toUnit: t.unitIndex)
+            var release = EngineEvent.midi(UnitCommand.message(Int(c.index), pressed: false), toUnit: t.unitIndex)
+            press.generation = current.state.generation
+            release.generation = current.state.generation
+            guard engineEvents.push(press), engineEvents.push(release) else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
+            commandsDone.add(1, ordering: .relaxed)
+            return false  // nothing in the state changed: no publication
         }
         commandsDone.add(1, ordering: .relaxed)
         return true

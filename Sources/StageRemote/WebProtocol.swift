@@ -76,6 +76,10 @@ public enum WebProtocol {
                 guard n == n.rounded(), n >= 0, n < 1e6 else { return .failure(RemoteError("perform: \"control\" must be a whole number ≥ 0")) }
                 return number("value").flatMap { v in view.performCommand(Int(n), position: v).map { .command($0) } }
             }
+        case "command":
+            return string("unit").flatMap { unit in
+                string("command").flatMap { name in view.unitCommand(unit: unit, name: name).map { .command($0) } }
+            }
         case "tempo":
             return number("bpm").flatMap { bpm in
                 guard (20...400).contains(bpm) else { return .failure(RemoteError("tempo: \"bpm\" must be 20…400")) }
@@ -140,7 +144,8 @@ public enum WebProtocol {
             if c.kind == .choice { fields.append("\"choices\":[\(c.targets[0].spec.choices.map(quote).joined(separator: ","))]") }
             return "{\(fields.joined(separator: ","))}"
         }
-        return "\"performance\":[\(controls.joined(separator: ","))],\"tempo\":\(number(Float(v.tempo))),\"key\":\(v.key.map(quote) ?? "null")"
+        let transport = v.transport.map { t in "{\"unit\":\(quote(t.unit)),\"commands\":[\(t.commands.map(quote).joined(separator: ","))]}" }
+        return "\"performance\":[\(controls.joined(separator: ","))],\"transport\":[\(transport.joined(separator: ","))],\"tempo\":\(number(Float(v.tempo))),\"key\":\(v.key.map(quote) ?? "null")"
     }
 
     /// The mappings, the control being learned and the last notice (learn, save).

@@ -132,4 +132,38 @@ final class PerformanceSectionTests: XCTestCase {
         XCTAssertEqual(hub.view().tempo, 96)
         XCTAssertEqual(events.pop()?.kind, .tempo)
     }
+
+    /// The looper's commands as transport buttons: `command` fires a press and a release at
+    /// the unit, and names that are not there are errors.
+    func testTransportCommands() throws {
+        let text = """
+            { "format": 2, "units": { "mic": { "type": "input" }, "loop": { "type": "looper" }, "out": { "type": "output" } },
+              "connections": [ "mic -> loop -> out" ] }
+            """
+        let rack = try RackReader(registry: Self.registry).read(text: text, file: "t.json")
+        let plan = try GraphCompiler(registry: Self.registry).compile(
+            rack, options: GraphCompiler.Options(sampleRate: 48000, maxFrames: 128, hostInputChannels: 1))
+        let events = SPSCQueue<EngineEvent>(minimumCapacity: 64)
+        let hub = RemoteHub(
+            plan: plan, songs: ["one"], song: 0, engineEvents: events, midiChanges: nil,
+            canBypass: { !["input", "output"].contains($0) }, tellMIDI: { _, _ in }, perform: { _ in })
+        let view = hub.view()
+        XCTAssertEqual(view.transport.map(\.unit), ["loop"])
+        XCTAssertTrue(view.transport[0].commands.contains("record"))
+        XCTAssertTrue(WebProtocol.state(view).contains(#""transport":[{"unit":"loop","commands":["record","overdub","#), WebProtocol.state(view))
+        guard case .success(.command(let record)) = WebProtocol.request(#"{"type":"command","unit":"loop","command":"record"}"#, view: view) else {
+            return XCTFail("command refused")
+        }
+        XCTAssertTrue(hub.fromWeb.push(record))
+        hub.tick()
+        let press = try XCTUnwrap(events.pop())
+        let release = try XCTUnwrap(events.pop())
+        XCTAssertEqual(press.kind, .midi)
+        XCTAssertEqual(UnitCommand.index(of: press.message), view.transport[0].commands.firstIndex(of: "record"))
+        XCTAssertEqual(press.message.data2, 1)
+        XCTAssertEqual(release.message.data2, 0)
+        for bad in [#"{"type":"command","unit":"mic","command":"record"}"#, #"{"type":"command","unit":"loop","command":"fly"}"#, #"{"type":"command","unit":"loop"}"#] {
+            guard case .failure = WebProtocol.request(bad, view: view) else { return XCTFail("accepted: \(bad)") }
+        }
+    }
 }

@@ -5,7 +5,8 @@ performer's view comes first and fits the phone without scrolling; a drag on a f
 the engine's value by the drag, from wherever it is touched (the error in dB is printed); a
 tap changes nothing; a group fader moves all its targets; a toggle, a snapshot button and ▶
 reach the engine; the page follows a change made over OSC within 100 ms (the latency is
-printed); the engineer's view is one tap away, with a value typed in after a long press.
+printed); the looper's transport is a row of buttons; the engineer's view is one tap away, with a
+value typed in after a long press.
 Screenshots go to out/remote/ (STAGERACK_PERFORMER_SHOTS); with STAGERACK_DOCS_SHOT set,
 the phone's performer view is also saved there (docs/performer-view.png).
 Run by Tests/remote/run.sh (make remote-test)."""
@@ -37,9 +38,10 @@ RACK = """{ "format": 2, "name": "Performer test", "tempo": 96,
     "delay": { "type": "delay", "params": { "wetDryMix": 100 } },
     "reverb": { "type": "reverb", "params": { "dryWetMix": 100 } },
     "choir": { "type": "harmony", "voices": 2, "source": "scale", "key": "G", "scale": "major" },
-    "mix": { "type": "mixer", "inputs": 4, "params": { "gain1": -6, "gain2": -30, "gain3": -30, "gain4": -20 } },
+    "loop": { "type": "looper" },
+    "mix": { "type": "mixer", "inputs": 5, "params": { "gain1": -6, "gain2": -30, "gain3": -30, "gain4": -20 } },
     "out": { "type": "output" } },
-  "connections": [ "mic -> eq -> mix:1", "mic -> delay -> mix:2", "mic -> reverb -> mix:3", "mic -> choir -> mix:4", "mix -> out" ],
+  "connections": [ "mic -> eq -> mix:1", "mic -> delay -> mix:2", "mic -> reverb -> mix:3", "mic -> choir -> mix:4", "mic -> loop -> mix:5", "mix -> out" ],
   "snapshots": { "verse": { "params": { "mix.gain3": -40 }, "morph": 0 }, "chorus": { "params": { "mix.gain3": -12 }, "morph": 0 },
     "bridge": { "params": { "mix.gain3": -24 }, "morph": 0 } },
   "performance": [
@@ -167,7 +169,7 @@ def test_fits_the_phone_without_scrolling():
     figures["fit"] = "page %d px high in a %d px window, %d px wide in %d" % tuple(h)
     assert h[0] <= h[1] and h[2] <= h[3], figures["fit"]
     bottom = driver.execute_script("return document.getElementById('snapshots').getBoundingClientRect().bottom")
-    figures["fit"] += "; the last row (snapshots) ends at %d px" % bottom
+    figures["fit"] += "; the last row (snapshots, below the looper's transport) ends at %d px" % bottom
     assert bottom <= h[1], "the snapshots end at %d" % bottom
     shot("performer-390x844.png")
     if DOCS_SHOT:
@@ -243,6 +245,17 @@ def test_toggle_snapshot_next():
     wait.until(lambda d: d.find_element(By.ID, "next-song").text == "next: Fly Me to the Moon")
 
 
+def test_transport():
+    """The looper's transport: a row of buttons (no one-button modes); a press fires the
+    command without an error."""
+    names = [b.text for b in driver.find_elements(By.CSS_SELECTOR, "#transport button")]
+    assert names == ["record", "overdub", "play", "stop", "undo", "redo", "clear"], names
+    driver.find_element(By.ID, "command-loop-record").click()
+    driver.find_element(By.ID, "command-loop-stop").click()
+    time.sleep(0.3)
+    assert driver.find_element(By.ID, "message").text == "", driver.find_element(By.ID, "message").text
+
+
 def test_follows_osc_within_100_ms():
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#controls .control")) == 8)
     time.sleep(0.5)
@@ -271,7 +284,7 @@ def test_engineer_view_one_tap_away():
     selects = driver.find_elements(By.CSS_SELECTOR, "#units select")
     assert selects, "enumerations as selects"
     units = driver.find_elements(By.CSS_SELECTOR, "#units details.unit")
-    assert len(units) == 7, len(units)
+    assert len(units) == 8, len(units)
     # Collapse one unit: its parameters hide.
     summary = driver.find_element(By.CSS_SELECTOR, "#unit-eq summary")
     summary.click()
@@ -351,6 +364,7 @@ try:
     check("performer: a tap changes nothing", test_a_tap_changes_nothing)
     check("performer: a group fader moves all its targets", test_a_group_moves_together)
     check("performer: a toggle, a snapshot button and next reach the engine", test_toggle_snapshot_next)
+    check("performer: the looper's transport as buttons", test_transport)
     check("performer: the page follows an OSC change within 100 ms", test_follows_osc_within_100_ms)
     check("performer: the engineer's view is one tap away (collapsible units, selects, a value typed in)", test_engineer_view_one_tap_away)
     check("performer: perform and tempo need the PIN and are checked", test_messages_are_authenticated_and_checked)

@@ -39,6 +39,9 @@ public struct UnitDescription: Sendable {
     public var settings: UnitSettings
     /// Values the rack sets, by parameter id (already checked against the type).
     public var parameterValues: [ParameterValueDescription]
+    /// The commands its type offers with these settings (a player's `play`, a looper's
+    /// `record`): what the page's transport buttons fire. Set by the reader.
+    public var commands: [String] = []
 
     public init(
         id: String, type: String, location: SourceLocation? = nil, settings: UnitSettings = UnitSettings(),

@@ -204,9 +204,9 @@ public struct RackReader {
             } else if let p = m.value["params"], p.value.members == nil {
                 ctx.report(p.value.location, "\(path).params", "must be an object of parameter values")
             }
-            rack.units.append(
-                UnitDescription(
-                    id: m.key, type: typeName, location: m.keyLocation, settings: settings, parameterValues: values))
+            var unit = UnitDescription(id: m.key, type: typeName, location: m.keyLocation, settings: settings, parameterValues: values)
+            if settingsOK { unit.commands = type.commands(settings) }
+            rack.units.append(unit)
         }
     }
 

@@ -3,12 +3,13 @@ import StageOSC
 import StageRemote
 import StageUnits
 
-/// The view the remote's requests are resolved against: a rack with a snapshot, two songs.
+/// The view the remote's requests are resolved against: a rack with a snapshot, performance
+/// controls and a looper (transport commands), two songs.
 private let view: RemoteView = {
     let text = """
         { "format": 2, "units": { "mic": { "type": "input" }, "vox": { "type": "gain" },
-            "verb": { "type": "reverb" }, "out": { "type": "output" } },
-          "connections": [ "mic -> vox -> verb -> out" ],
+            "verb": { "type": "reverb" }, "loop": { "type": "looper" }, "out": { "type": "output" } },
+          "connections": [ "mic -> vox -> verb -> loop -> out" ],
           "snapshots": { "wet": { "params": { "verb.dryWetMix": 80 } } },
           "performance": [ { "label": "Voice", "to": "vox.gain", "min": -40, "max": 6 }, { "label": "Verb", "to": "verb.bypass" },
             { "label": "Both", "to": ["vox.gain", "verb.dryWetMix"] } ] }
