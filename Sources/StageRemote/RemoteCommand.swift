@@ -32,6 +32,14 @@ public struct RemoteCommand: Sendable, BitwiseCopyable, Equatable {
         /// which one, and the snapshot's name, wait in `RemoteHub.saveNames` (set by
         /// `requestSave`; the command itself carries nothing).
         case save
+        /// Move performance control `index` (`RemoteView.performance`) to position `value`
+        /// (a fader's 0…1, a toggle's 0 or 1, a choice's index): every target it names.
+        case perform
+        /// Tap tempo: `value` BPM (20…400) from the page's taps, the engine's tap source.
+        case tempo
+        /// Fire command `index` of `unit` (`RemoteView.transport`: a player's play, a
+        /// looper's record), a press then a release, as a mapped MIDI button would.
+        case unitCommand
     }
 
     public var kind: Kind
@@ -75,6 +83,15 @@ public struct RemoteView: Sendable {
     public var learning: String?
     /// What the last learn, unlearn or save did (shown on every page); nil before any.
     public var notice: String?
+    /// The performer view's controls (the rack's `performance` section or its default).
+    public var performance: [RemotePerformanceControl]
+    /// The tempo in BPM: the rack's (or song's), then the last tapped on a page.
+    public var tempo: Double
+    /// The key of the first unit that sets one (harmony, tune): "C major"; nil: none.
+    public var key: String?
+    /// The units with commands (players, loopers), in plan order: the performer view's
+    /// transport buttons.
+    public var transport: [RemoteTransport]
     /// Counts the publications: a server that saw this serial has seen everything.
     public var serial = 0
 
@@ -85,6 +102,46 @@ public struct RemoteView: Sendable {
         self.song = song
         snapshots = plan.rack.snapshots.map(\.name)
         mappings = plan.rack.midi.map.map { RemoteMapping($0, learned: nil) }
+        performance = RemotePerformanceControl.resolve(plan.rack, in: state)
+        transport = plan.rack.units.compactMap { u in
+            guard !u.commands.isEmpty, let i = plan.unitIndex(u.id) else { return nil }
+            return RemoteTransport(unit: u.id, unitIndex: i, commands: u.commands)
+        }
+        tempo = plan.rack.tempo
+        key = plan.rack.units.lazy.compactMap { u in
+            u.settings.string("key").map { k in u.settings.string("scale").map { "\(k) \($0)" } ?? k }
+        }.first
+    }
+
+    /// Command `name` of `unit` (a transport button), or what is wrong.
+    public func unitCommand(unit: String, name: String) -> Result<RemoteCommand, RemoteError> {
+        guard let t = transport.first(where: { $0.unit == unit }) else {
+            return .failure(RemoteError("no unit \"\(unit)\" with commands in this rack\(transport.isEmpty ? "" : " (units: \(transport.map(\.unit).joined(separator: ", ")))")"))
+        }
+        guard let i = t.commands.firstIndex(of: name) else {
+            return .failure(RemoteError("\(unit) has no command \"\(name)\" (commands: \(t.commands.joined(separator: ", ")))"))
+        }
+        return .success(RemoteCommand(kind: .unitCommand, generation: state.generation, unit: t.unitIndex, index: i))
+    }
+
+    /// Performance control `index` to `position`, or what is wrong.
+    public func performCommand(_ index: Int, position: Double) -> Result<RemoteCommand, RemoteError> {
+        guard performance.indices.contains(index) else {
+            return .failure(RemoteError("no performance control \(index + 1) (controls 1…\(performance.count))"))
+        }
+        let c = performance[index]
+        switch c.kind {
+        case .fader:
+            guard (0...1).contains(position) else { return .failure(RemoteError("perform: \(c.label): a fader's position is 0…1")) }
+        case .toggle:
+            guard position == 0 || position == 1 else { return .failure(RemoteError("perform: \(c.label): a toggle is 0 or 1")) }
+        case .choice:
+            let n = c.targets[0].spec.choices.count
+            guard position == position.rounded(), position >= 0, position < Double(n) else {
+                return .failure(RemoteError("perform: \(c.label): a choice is 0…\(n - 1)"))
+            }
+        }
+        return .success(RemoteCommand(kind: .perform, generation: state.generation, value: Float(position), index: index))
     }
 
     /// Resolves `unit`/`parameter` names to a command, or says what is wrong.
@@ -112,6 +169,14 @@ public struct RemoteView: Sendable {
         guard songs.indices.contains(index) else { return .failure(RemoteError("no song \(index + 1) (songs 1…\(songs.count))")) }
         return .success(RemoteCommand(kind: .song, index: index))
     }
+}
+
+/// A unit whose commands the page offers as buttons. Thread: any (a value).
+public struct RemoteTransport: Sendable, Equatable {
+    public var unit: String
+    /// Its index in the plan (`ParameterAddress.unit`).
+    public var unitIndex: Int
+    public var commands: [String]
 }
 
 /// One MIDI mapping as the page lists it. Thread: any (a value).

@@ -144,6 +144,48 @@ public final class RemoteHub: @unchecked Sendable {
             }
         case .save:
             applySave(c)
+        case .perform:
+            guard c.generation == current.state.generation, current.performance.indices.contains(Int(c.index)) else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
+            for (address, value) in current.performance[Int(c.index)].values(at: c.value) {
+                guard let v = current.state.set(address, value) else { continue }
+                var e = EngineEvent.setParameter(address, v)
+                e.generation = current.state.generation
+                guard engineEvents.push(e) else {
+                    commandsRefused.add(1, ordering: .relaxed)
+                    return true
+                }
+                tellMIDI(address, v)
+            }
+        case .tempo:
+            guard (20...400).contains(c.value) else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
+            guard engineEvents.push(EngineEvent.tempo(Double(c.value), source: .tap)) else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
+            current.tempo = Double(c.value)
+        case .unitCommand:
+            guard c.generation == current.state.generation,
+                let t = current.transport.first(where: { $0.unitIndex == Int(c.unit) }), t.commands.indices.contains(Int(c.index))
+            else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
+            var press = EngineEvent.midi(UnitCommand.message(Int(c.index), pressed: true), toUnit: t.unitIndex)
+            var release = EngineEvent.midi(UnitCommand.message(Int(c.index), pressed: false), toUnit: t.unitIndex)
+            press.generation = current.state.generation
+            release.generation = current.state.generation
+            guard engineEvents.push(press), engineEvents.push(release) else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
+            commandsDone.add(1, ordering: .relaxed)
+            return false  // nothing in the state changed: no publication
         }
         commandsDone.add(1, ordering: .relaxed)
         return true

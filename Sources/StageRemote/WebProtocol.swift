@@ -71,6 +71,20 @@ public enum WebProtocol {
                     }
                 }
             }
+        case "perform":
+            return number("control").flatMap { n in
+                guard n == n.rounded(), n >= 0, n < 1e6 else { return .failure(RemoteError("perform: \"control\" must be a whole number ≥ 0")) }
+                return number("value").flatMap { v in view.performCommand(Int(n), position: v).map { .command($0) } }
+            }
+        case "command":
+            return string("unit").flatMap { unit in
+                string("command").flatMap { name in view.unitCommand(unit: unit, name: name).map { .command($0) } }
+            }
+        case "tempo":
+            return number("bpm").flatMap { bpm in
+                guard (20...400).contains(bpm) else { return .failure(RemoteError("tempo: \"bpm\" must be 20…400")) }
+                return .success(.command(RemoteCommand(kind: .tempo, value: Float(bpm))))
+            }
         case "learnCancel": return .success(.command(RemoteCommand(kind: .learnCancel)))
         case "unlearn":
             return number("index").flatMap { n in
@@ -115,7 +129,23 @@ public enum WebProtocol {
         }
         return "{\"type\":\"state\",\"rack\":\(quote(v.rackName)),\"song\":\(v.song + 1),\"songs\":[\(v.songs.map(quote).joined(separator: ","))],"
             + "\"snapshot\":\(v.snapshot.map(quote) ?? "null"),\"snapshots\":[\(v.snapshots.map(quote).joined(separator: ","))],"
-            + "\"units\":[\(units.joined(separator: ","))],\(mappingFields(v))}"
+            + "\"units\":[\(units.joined(separator: ","))],\(mappingFields(v)),\(performerFields(v))}"
+    }
+
+    /// The performer view's part of the state: its controls (label, kind, position 0…1 or
+    /// index, the first target's value as text, the targets), the tempo and the key.
+    static func performerFields(_ v: RemoteView) -> String {
+        let controls = v.performance.map { c in
+            let r = c.reading(v.state)
+            var fields = [
+                "\"label\":\(quote(c.label))", "\"kind\":\(quote(c.kind.rawValue))", "\"position\":\(number(r.position))",
+                "\"text\":\(quote(r.text))", "\"targets\":[\(c.targets.map { quote(v.state.name($0.address)) }.joined(separator: ","))]",
+            ]
+            if c.kind == .choice { fields.append("\"choices\":[\(c.targets[0].spec.choices.map(quote).joined(separator: ","))]") }
+            return "{\(fields.joined(separator: ","))}"
+        }
+        let transport = v.transport.map { t in "{\"unit\":\(quote(t.unit)),\"commands\":[\(t.commands.map(quote).joined(separator: ","))]}" }
+        return "\"performance\":[\(controls.joined(separator: ","))],\"transport\":[\(transport.joined(separator: ","))],\"tempo\":\(number(Float(v.tempo))),\"key\":\(v.key.map(quote) ?? "null")"
     }
 
     /// The mappings, the control being learned and the last notice (learn, save).
@@ -133,6 +163,14 @@ public enum WebProtocol {
         var out: [String] = []
         if new.mappings != old.mappings || new.learning != old.learning || new.notice != old.notice {
             out.append("{\"type\":\"mappings\",\(mappingFields(new))}")
+        }
+        if new.tempo != old.tempo { out.append("{\"type\":\"tempo\",\"bpm\":\(number(Float(new.tempo)))}") }
+        for (i, c) in new.performance.enumerated() where i < old.performance.count {
+            let r = c.reading(new.state)
+            let before = old.performance[i].reading(old.state)
+            if r.position != before.position || r.text != before.text {
+                out.append("{\"type\":\"perform\",\"control\":\(i),\"position\":\(number(r.position)),\"text\":\(quote(r.text))}")
+            }
         }
         if new.snapshot != old.snapshot { out.append("{\"type\":\"snapshot\",\"name\":\(new.snapshot.map(quote) ?? "null")}") }
         for (u, unit) in new.state.units.enumerated() where u < old.state.units.count {

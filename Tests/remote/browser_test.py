@@ -1,7 +1,7 @@
-"""The page in a real browser: Debian's chromium (headless, 400x800, a phone) driven by
+"""The page in a real browser: Debian's chromium (headless, 390x844, a phone) driven by
 Selenium through chromium-driver, against `play` on alsa-lib's file plugin (a 440 Hz tone in,
 the output recorded) with --web and --osc on 127.0.0.1. It enters the PIN, moves the
-reverb's dryWetMix to fully dry (the slider's Home key), switches to the next song, and
+reverb's dryWetMix to fully dry (the engineer's view, the fader's Home key), switches to the next song, and
 checks each in the engine (OSC) and in the recording (the tone at −6 dB, then at −12 dB);
 an OSC message then moves a control and the page shows it. The screenshot is saved
 (STAGERACK_SCREENSHOT, default out/remote/remote-page.png; the README's docs/remote-page.png is
@@ -54,14 +54,14 @@ osc = OSCClient(osc_port)
 marks = {}
 
 options = webdriver.ChromeOptions()
-for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=400,800",
+for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=390,844",
           "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
     options.add_argument(a)
 options.binary_location = "/usr/bin/chromium"
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-driver.set_window_size(400, 800)
-# The page itself gets 400x800 CSS pixels, as on a phone (the window's own bars aside).
-driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 400, "height": 800, "deviceScaleFactor": 1, "mobile": True})
+driver.set_window_size(390, 844)
+# The page itself gets 390x844 CSS pixels, as on a phone (the window's own bars aside).
+driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
 wait = WebDriverWait(driver, 20)
 
 
@@ -79,22 +79,31 @@ def wait_until(fn, seconds=10, what="a condition"):
     raise AssertionError("timed out waiting for " + what)
 
 
+def show(view):
+    """The performer's or the engineer's view (the header's button switches)."""
+    if not driver.find_element(By.ID, view).is_displayed():
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.find_element(By.ID, "view").click()
+        wait.until(lambda d: d.find_element(By.ID, view).is_displayed())
+
+
 def test_open_and_log_in():
     driver.get("http://127.0.0.1:%d/" % web_port)
     wait.until(lambda d: d.find_element(By.ID, "login").is_displayed())
     driver.find_element(By.ID, "pin").send_keys(PIN)
     driver.find_element(By.ID, "login-button").click()
-    wait.until(lambda d: "can change" in d.find_element(By.ID, "link").text)
+    wait.until(lambda d: "can change" in d.find_element(By.ID, "link").get_attribute("textContent"))
     assert driver.find_element(By.ID, "rack").text == "Song A"
     size = driver.find_element(By.ID, "next").size
     assert size["height"] >= 44 and size["width"] >= 44, "touch target %r" % size
 
 
 def test_move_the_reverb_dry_wet_mix():
+    show("engineer")
     slider = wait.until(lambda d: d.find_element(By.ID, "param-reverb-dryWetMix"))
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", slider)
-    slider.click()
-    slider.send_keys(Keys.HOME)  # the slider's own keyboard control: all the way down
+    slider.click()  # a tap: focuses the fader, changes nothing
+    slider.send_keys(Keys.HOME)  # the fader's own keyboard control: all the way down
     wait_until(lambda: abs(osc_value("/stagerack/param/reverb/dryWetMix")) < 1e-3, what="dryWetMix 0 in the engine")
     marks["dry"] = time.time() - started
     wait.until(lambda d: d.find_element(By.ID, "value-reverb-dryWetMix").text == "0 %")
@@ -102,7 +111,7 @@ def test_move_the_reverb_dry_wet_mix():
 
 
 def test_switch_song():
-    driver.execute_script("window.scrollTo(0, 0)")
+    show("performer")
     driver.find_element(By.ID, "next").click()
     wait_until(lambda: osc_value("/stagerack/song") == 2, what="song 2 in the engine")
     marks["switched"] = time.time() - started
@@ -111,6 +120,7 @@ def test_switch_song():
 
 
 def test_osc_moves_a_control_on_the_page():
+    show("engineer")
     osc.send("/stagerack/param/vox/gain", -20.0)
     wait.until(lambda d: d.find_element(By.ID, "value-vox-gain").text == "-20 dB")
     marks["osc"] = time.time() - started
@@ -150,7 +160,7 @@ def test_screenshot():
     os.makedirs(os.path.dirname(SCREENSHOT) or ".", exist_ok=True)
     assert driver.save_screenshot(SCREENSHOT)
     image = Image.open(SCREENSHOT).convert("RGB")
-    assert image.size == (400, 800), image.size
+    assert image.size == (390, 844), image.size
     colors = image.getcolors(1 << 20) or []
     assert len(colors) > 50, "the screenshot looks blank (%d colours)" % len(colors)
 
@@ -180,7 +190,7 @@ def test_recording():
 
 
 try:
-    check("browser: opens the page at 400x800, the PIN unlocks it, 44 px buttons", test_open_and_log_in)
+    check("browser: opens the page at 390x844, the PIN unlocks it, 44 px buttons", test_open_and_log_in)
     check("browser: the reverb's dryWetMix slider moves the engine (OSC shows 0)", test_move_the_reverb_dry_wet_mix)
     check("browser: the screenshot is saved and not blank", test_screenshot)
     check("browser: next switches the song in the engine", test_switch_song)

@@ -17,6 +17,9 @@ public struct RackDescription: Sendable {
     public var io = IODescription()
     /// Named parameter sets recalled live (morphs, no rebuild).
     public var snapshots: [SnapshotDescription] = []
+    /// The `performance` section: the performer view's controls; nil when the file has
+    /// none (`performanceControls` then gives a default).
+    public var performance: [PerformanceControlDescription]?
     /// The file's `format` (see `RackFormat`).
     public var format = RackFormat.current
     /// Things worth saying about a valid rack (how to update a format 1 file), as
@@ -36,6 +39,9 @@ public struct UnitDescription: Sendable {
     public var settings: UnitSettings
     /// Values the rack sets, by parameter id (already checked against the type).
     public var parameterValues: [ParameterValueDescription]
+    /// The commands its type offers with these settings (a player's `play`, a looper's
+    /// `record`): what the page's transport buttons fire. Set by the reader.
+    public var commands: [String] = []
 
     public init(
         id: String, type: String, location: SourceLocation? = nil, settings: UnitSettings = UnitSettings(),

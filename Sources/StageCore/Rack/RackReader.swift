@@ -4,7 +4,7 @@
 public struct RackReader {
     public let registry: UnitRegistry
 
-    static let topLevelKeys = ["format", "name", "description", "tempo", "units", "connections", "midi", "io", "snapshots"]
+    static let topLevelKeys = ["format", "name", "description", "tempo", "units", "connections", "midi", "io", "snapshots", "performance"]
     static let unitKeys = ["type", "params", "comment"]
     static let ioKeys = ["playback", "capture", "sampleRate", "period", "periods"]
 
@@ -100,6 +100,7 @@ public struct RackReader {
         if let m = root["midi"] { readMIDI(m.value, into: &rack, &ctx) }
         if let io = root["io"] { readIO(io.value, into: &rack, &ctx) }
         if let s = root["snapshots"] { readSnapshots(s.value, into: &rack, &ctx) }
+        if let p = root["performance"] { readPerformance(p.value, into: &rack, &ctx) }
     }
 
     func describe(_ node: JSONNode) -> String {
@@ -203,9 +204,9 @@ public struct RackReader {
             } else if let p = m.value["params"], p.value.members == nil {
                 ctx.report(p.value.location, "\(path).params", "must be an object of parameter values")
             }
-            rack.units.append(
-                UnitDescription(
-                    id: m.key, type: typeName, location: m.keyLocation, settings: settings, parameterValues: values))
+            var unit = UnitDescription(id: m.key, type: typeName, location: m.keyLocation, settings: settings, parameterValues: values)
+            if settingsOK { unit.commands = type.commands(settings) }
+            rack.units.append(unit)
         }
     }
 

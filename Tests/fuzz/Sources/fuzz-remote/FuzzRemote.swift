@@ -3,13 +3,16 @@ import StageOSC
 import StageRemote
 import StageUnits
 
-/// The view the remote's requests are resolved against: a rack with a snapshot, two songs.
+/// The view the remote's requests are resolved against: a rack with a snapshot, performance
+/// controls and a looper (transport commands), two songs.
 private let view: RemoteView = {
     let text = """
         { "format": 2, "units": { "mic": { "type": "input" }, "vox": { "type": "gain" },
-            "verb": { "type": "reverb" }, "out": { "type": "output" } },
-          "connections": [ "mic -> vox -> verb -> out" ],
-          "snapshots": { "wet": { "params": { "verb.dryWetMix": 80 } } } }
+            "verb": { "type": "reverb" }, "loop": { "type": "looper" }, "out": { "type": "output" } },
+          "connections": [ "mic -> vox -> verb -> loop -> out" ],
+          "snapshots": { "wet": { "params": { "verb.dryWetMix": 80 } } },
+          "performance": [ { "label": "Voice", "to": "vox.gain", "min": -40, "max": 6 }, { "label": "Verb", "to": "verb.bypass" },
+            { "label": "Both", "to": ["vox.gain", "verb.dryWetMix"] } ] }
         """
     let registry = UnitRegistry(StandardUnits.types)
     let rack = try! RackReader(registry: registry).read(text: text, file: "fuzz.json")
@@ -31,9 +34,15 @@ func fuzzRemote(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     if let text = String(validating: bytes, as: UTF8.self),
        case .success(.command(let c)) = WebProtocol.request(text, view: view) {
-        state.set(c.address, c.value)
+        if c.kind == .perform, view.performance.indices.contains(Int(c.index)) {
+            for (a, v) in view.performance[Int(c.index)].values(at: c.value) { state.set(a, v) }
+        } else {
+            state.set(c.address, c.value)
+        }
     }
-    _ = OSCAddressSpace.changes(from: view, to: RemoteView(copying: view, state: state))
+    let after = RemoteView(copying: view, state: state)
+    _ = OSCAddressSpace.changes(from: view, to: after)
+    _ = WebProtocol.changes(from: view, to: after)
     return 0
 }
 
