@@ -62,6 +62,10 @@ function receive(m) {
       showLoad(m, now);
       showMeterDetails(m);
       if ("readouts" in m) showReadouts(m);
+      if ("tempo" in m) {
+        page.engineTempo = { bpm: m.tempo, source: m.tempoSource };
+        if (page.state) showTempo();
+      }
       break;
     }
     case "readouts": showReadouts(m); break;

@@ -126,9 +126,16 @@ function showControl(i, position, text) {
   }
 }
 
+// The tempo the engine follows when the meters carry it (MIDI clock outranks a tap, the
+// song's own tempo comes after both); else the rack's, or the last one tapped here.
 function showTempo() {
   const s = page.state;
-  $("tempo").textContent = s.tempo ? Math.round(s.tempo) + " BPM" : "";
+  const now = performance.now();
+  if (performer.taps.length === 1 && now - performer.taps[0] < 3000) return;  // "tap…" stays
+  const engine = page.engineTempo;
+  const bpm = engine ? engine.bpm : s.tempo;
+  $("tempo").textContent = bpm ? (Math.round(bpm * 10) / 10) + " BPM" : "";
+  $("tempo").title = engine && engine.source ? "tempo from " + engine.source : "";
   $("key").textContent = s.key || "";
   $("key").hidden = !s.key;
 }

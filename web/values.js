@@ -4,7 +4,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const page = { socket: null, canWrite: false, state: null };
+const page = { socket: null, canWrite: false, state: null, engineTempo: null };
 
 function send(message) {
   if (page.socket && page.socket.readyState === WebSocket.OPEN) page.socket.send(JSON.stringify(message));

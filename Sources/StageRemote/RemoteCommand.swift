@@ -214,6 +214,10 @@ public struct RemoteMeters: Sendable, Equatable {
     /// Render time over period time (1 = 100 %), the highest since the last reading.
     public var load: Float = 0
     public var xruns = 0
+    /// The tempo the playing rack follows (BPM) and the name of its source
+    /// (`TempoSource.name`; nil: none gives one); nil tempo: not known (no live audio).
+    public var tempo: Double?
+    public var tempoSource: String?
     public var gainReduction: [GainReduction] = []
     /// The last MIDI messages seen, oldest first (at most `midiHistory`).
     public var lastMIDI: [String] = []

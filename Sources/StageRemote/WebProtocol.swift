@@ -189,7 +189,13 @@ public enum WebProtocol {
     public static func meters(_ m: RemoteMeters) -> String {
         let gr = m.gainReduction.map { "{\"unit\":\(quote($0.unit)),\"dB\":\(number($0.dB))}" }.joined(separator: ",")
         return "{\"type\":\"meters\",\"in\":\(m.peakIn.map(number) ?? "null"),\"out\":\(number(m.peakOut)),\"load\":\(number(m.load)),"
-            + "\"xruns\":\(m.xruns),\"gr\":[\(gr)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
+            + "\"xruns\":\(m.xruns),\(tempoFields(m))\"gr\":[\(gr)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
+    }
+
+    /// `"tempo":96,"tempoSource":"tap",` when the tempo is known, else nothing.
+    static func tempoFields(_ m: RemoteMeters) -> String {
+        guard let bpm = m.tempo else { return "" }
+        return "\"tempo\":\(number(Float(bpm))),\"tempoSource\":\(m.tempoSource.map(quote) ?? "null"),"
     }
 
     public static func hello(write: Bool, viewers: Bool) -> String {

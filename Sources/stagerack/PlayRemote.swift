@@ -180,6 +180,8 @@ struct RemoteMeterFeed {
         m.peakOut = s.peakOut
         m.load = s.load
         m.xruns = s.xruns
+        m.tempo = s.tempo
+        m.tempoSource = s.tempoSource?.name
         m.gainReduction = gainReduction.map { RemoteMeters.GainReduction(unit: $0.unitID, dB: $0.value) }
         m.lastMIDI = lastMIDI
         hub.publishMeters(m)

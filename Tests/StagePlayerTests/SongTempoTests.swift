@@ -95,6 +95,8 @@ final class SongTempoTests: XCTestCase {
         player.current.inject(.tempo(90, source: .tap))
         player.render(frameCount: 128, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
         XCTAssertEqual(player.current.tempo, 140)
+        XCTAssertEqual(player.playingTempo.bpm, 140, "what the remote and the page show")
+        XCTAssertEqual(player.playingTempo.source, .clock)
         XCTAssertTrue(player.submit(RenderEngine(plan: try SongFiles.plan(setlist: dir + "/set.json", song: 1))))
         player.render(frameCount: 128, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
         XCTAssertEqual(player.current.tempoSources.clock, 140)
@@ -103,6 +105,8 @@ final class SongTempoTests: XCTestCase {
         player.current.inject(.tempo(0, source: .clock))
         player.render(frameCount: 128, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
         XCTAssertEqual(player.current.tempo, 80)
+        XCTAssertEqual(player.playingTempo.bpm, 80)
+        XCTAssertEqual(player.playingTempo.source, .song)
         player.collectRetired()
     }
 }

@@ -333,6 +333,12 @@ def test_messages_are_authenticated_and_checked():
         c.send('{"type":"tempo","bpm":100}')
         assert receive_until(c, "tempo")["bpm"] == 100
         wait.until(lambda d: d.find_element(By.ID, "tempo").text == "100 BPM")
+        # The meters carry the tempo the engine follows and its source: the tap reached
+        # the render thread (before it, the rack's 96 from "song").
+        c.send('{"type":"meters","on":true}')
+        m = receive_until(c, "meters", where=lambda m: m.get("tempo") == 100)
+        assert m["tempoSource"] == "tap tempo", m
+        wait.until(lambda d: d.find_element(By.ID, "tempo").get_attribute("title") == "tempo from tap tempo")
     finally:
         c.close()
 

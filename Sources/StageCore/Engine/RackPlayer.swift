@@ -95,6 +95,17 @@ public final class RackPlayer: @unchecked Sendable {
     public let controlEventsApplied = Atomic<Int>(0)
     public let controlEventsStale = Atomic<Int>(0)
 
+    /// The playing rack's tempo after the last block (a Double's bits) and its source
+    /// (`TempoSource.rawValue`, −1: none gives one). Render thread stores, any thread reads.
+    let tempoBits = Atomic<UInt64>(TempoSources.fallback.bitPattern)
+    let tempoSourceRaw = Atomic<Int32>(-1)
+
+    /// The tempo the playing rack follows and where it comes from (`RenderEngine.tempo`), as
+    /// of the last block rendered. Thread: any.
+    public var playingTempo: (bpm: Double, source: TempoSource?) {
+        (Double(bitPattern: tempoBits.load(ordering: .relaxed)), TempoSource(rawValue: tempoSourceRaw.load(ordering: .relaxed)))
+    }
+
     // Output fade for stopping.
     let fadeOutRequested = Atomic<Bool>(false)
     let fadedOut = Atomic<Bool>(false)
@@ -200,6 +211,8 @@ public final class RackPlayer: @unchecked Sendable {
         if canBeginSwitch, let p = incoming.pop() { beginSwitch(to: p) }
         routeEvents(before: sampleTime + Int64(n))
         renderCurrent(frames: n, input: input, output: output)
+        tempoBits.store(current.tempo.bitPattern, ordering: .relaxed)
+        tempoSourceRaw.store(current.tempoSource?.rawValue ?? -1, ordering: .relaxed)
         for k in 0..<Self.maxTails where tails[k].active { renderTail(k, frames: n, input: input, output: output) }
         if fadeOutRequested.load(ordering: .relaxed) { applyStopFade(frames: n, output: output) }
         sampleTime += Int64(n)

@@ -81,6 +81,9 @@ public final class LiveAudio: @unchecked Sendable {
         /// offset from playback's in ppm, libsamplerate's ratio, and frames the ring ran
         /// short or dropped; nil when capture and playback share a clock.
         public var drift: DriftReading?
+        /// The tempo the playing rack follows (BPM) and its source (nil: none, 120 BPM).
+        public var tempo = TempoSources.fallback
+        public var tempoSource: TempoSource?
     }
 
     /// Records the show (`play --record`): fed every period, never waited for.
@@ -150,6 +153,7 @@ public final class LiveAudio: @unchecked Sendable {
         s.lostFrames = lostFrames.load(ordering: .relaxed)
         s.lostGaps = lostGaps.load(ordering: .relaxed)
         s.drift = driftReading()
+        (s.tempo, s.tempoSource) = player.playingTempo
         return s
     }
 
