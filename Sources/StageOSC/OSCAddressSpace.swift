@@ -103,6 +103,11 @@ public enum OSCAddressSpace {
         OSCPacket(path: prefix + "param/\(u.id)/\(p.spec.id)", arguments: [.float(p.value)])
     }
 
+    /// A unit's readout as `play --status` shows it (`tuner: A4 +0.3 cents (440.08 Hz)`).
+    public static func readout(_ text: String) -> OSCPacket {
+        OSCPacket(path: prefix + "readout", arguments: [.string(text)])
+    }
+
     public static func error(_ e: RemoteError) -> OSCPacket {
         OSCPacket(path: prefix + "error", arguments: [.string(e.message)])
     }

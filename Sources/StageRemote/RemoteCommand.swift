@@ -150,6 +150,27 @@ public struct RemoteMeters: Sendable, Equatable {
     public var load: Float = 0
     public var xruns = 0
     public var gainReduction: [GainReduction] = []
+    /// A unit's read-only values (`UnitReadout`: the tuner's note, an LV2 plugin's outputs),
+    /// formatted on the main thread: `text` as `play --status` shows it, `values` by name.
+    public struct Readout: Sendable, Equatable {
+        public var unit: String
+        public var text: String
+        public var values: [Value]
+        public struct Value: Sendable, Equatable {
+            public var name: String
+            public var value: Float
+            public init(name: String, value: Float) {
+                self.name = name
+                self.value = value
+            }
+        }
+        public init(unit: String, text: String, values: [Value]) {
+            self.unit = unit
+            self.text = text
+            self.values = values
+        }
+    }
+    public var readouts: [Readout] = []
     /// The last MIDI messages seen, oldest first (at most `midiHistory`).
     public var lastMIDI: [String] = []
     public var serial = 0

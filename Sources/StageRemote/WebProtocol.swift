@@ -150,8 +150,12 @@ public enum WebProtocol {
 
     public static func meters(_ m: RemoteMeters) -> String {
         let gr = m.gainReduction.map { "{\"unit\":\(quote($0.unit)),\"dB\":\(number($0.dB))}" }.joined(separator: ",")
+        let readouts = m.readouts.map { r in
+            let values = r.values.map { "\(quote($0.name)):\(number($0.value))" }.joined(separator: ",")
+            return "{\"unit\":\(quote(r.unit)),\"text\":\(quote(r.text)),\"values\":{\(values)}}"
+        }.joined(separator: ",")
         return "{\"type\":\"meters\",\"in\":\(m.peakIn.map(number) ?? "null"),\"out\":\(number(m.peakOut)),\"load\":\(number(m.load)),"
-            + "\"xruns\":\(m.xruns),\"gr\":[\(gr)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
+            + "\"xruns\":\(m.xruns),\"gr\":[\(gr)],\"readouts\":[\(readouts)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
     }
 
     public static func hello(write: Bool, viewers: Bool) -> String {
