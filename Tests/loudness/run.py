@@ -43,7 +43,7 @@ def exemption(rack):
             break
         lines.append(line.lstrip()[2:].strip())
     text = " ".join(lines)
-    m = re.search(r"Not level-matched:\s*([^.]*\.)", text)
+    m = re.search(r"Not level-matched:\s*(.*?\.)(?=\s|$)", text)
     return m.group(1).strip() if m else None
 
 
