@@ -32,6 +32,9 @@ public struct RemoteCommand: Sendable, BitwiseCopyable, Equatable {
         /// which one, and the snapshot's name, wait in `RemoteHub.saveNames` (set by
         /// `requestSave`; the command itself carries nothing).
         case save
+        /// Talk on (`value` 1) or off (0): the rack's colouring units off the voice, tails
+        /// ringing out (`Talk.targets`).
+        case talk
     }
 
     public var kind: Kind
@@ -75,6 +78,8 @@ public struct RemoteView: Sendable {
     public var learning: String?
     /// What the last learn, unlearn or save did (shown on every page); nil before any.
     public var notice: String?
+    /// Whether Talk is on (set by the remote's talk command; off after a song switch).
+    public var talk = false
     /// Counts the publications: a server that saw this serial has seen everything.
     public var serial = 0
 

@@ -60,6 +60,9 @@ public enum WebProtocol {
         case "next": return .success(.command(RemoteCommand(kind: .next)))
         case "previous": return .success(.command(RemoteCommand(kind: .previous)))
         case "panic": return .success(.command(RemoteCommand(kind: .panic)))
+        case "talk":
+            guard let on = node["on"]?.value.bool else { return .failure(RemoteError("talk: \"on\" must be true or false")) }
+            return .success(.command(RemoteCommand(kind: .talk, value: on ? 1 : 0)))
         case "snapshot": return string("name").flatMap { view.snapshotCommand($0).map { .command($0) } }
         case "learn":
             return string("unit").flatMap { unit in
@@ -114,7 +117,7 @@ public enum WebProtocol {
                 "{\"id\":\(quote(u.id)),\"type\":\(quote(u.type)),\"canBypass\":\(u.canBypass),\"bypass\":\(u.bypass >= 0.5),\"params\":[\(params.joined(separator: ","))]}")
         }
         return "{\"type\":\"state\",\"rack\":\(quote(v.rackName)),\"song\":\(v.song + 1),\"songs\":[\(v.songs.map(quote).joined(separator: ","))],"
-            + "\"snapshot\":\(v.snapshot.map(quote) ?? "null"),\"snapshots\":[\(v.snapshots.map(quote).joined(separator: ","))],"
+            + "\"talk\":\(v.talk),\"snapshot\":\(v.snapshot.map(quote) ?? "null"),\"snapshots\":[\(v.snapshots.map(quote).joined(separator: ","))],"
             + "\"units\":[\(units.joined(separator: ","))],\(mappingFields(v))}"
     }
 

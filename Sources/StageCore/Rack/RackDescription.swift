@@ -17,6 +17,8 @@ public struct RackDescription: Sendable {
     public var io = IODescription()
     /// Named parameter sets recalled live (morphs, no rebuild).
     public var snapshots: [SnapshotDescription] = []
+    /// The units Talk takes off the voice (`"talk"`); nil: those of `Talk.defaultTypes`.
+    public var talk: [String]?
     /// The file's `format` (see `RackFormat`).
     public var format = RackFormat.current
     /// Things worth saying about a valid rack (how to update a format 1 file), as
