@@ -10,7 +10,7 @@ OUT ?= out
 PREFIX ?= /usr/local
 
 .PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-engine bench-render clean install install-dry-run check-aarch64
-.PHONY: remote-test
+.PHONY: remote-test loudness-test
 .PHONY: bench-remote bench-memory bench-startup
 .PHONY: drift-test bench-drift
 .PHONY: check-trixie deb deb-test installed-binary
@@ -43,6 +43,7 @@ test: test-deps
 	@# on amd64); without it, one line says why it was skipped (exit 77).
 	scripts/check-aarch64.sh || test $$? -eq 77
 	$(MAKE) docs-test
+	$(MAKE) loudness-test
 	$(MAKE) remote-test
 	$(MAKE) drift-test
 	$(MAKE) tsan
@@ -66,6 +67,14 @@ drift-test:
 bench-drift:
 	$(SWIFT) build -c release --product stagerack-bench
 	Benchmarks/drift/run.sh
+
+# Level-matched presets (Tests/loudness): every shipped rack's EBU R128 loudness (pyloudnorm)
+# within 1 LU of vocal-clean on the demo and on espeak-ng speech, and no rack in the output
+# limiter on the demo. Prints its time.
+loudness-test: build
+	@start=$$(date +%s); \
+	STAGERACK=$(BIN) Tests/loudness/run.py; \
+	rc=$$?; echo "make loudness-test: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # The READMEs are code: their rack examples validate, their commands run (Tests/docs/run.py).
 docs-test:

@@ -44,11 +44,12 @@ if [[ "${1:-}" == "--test" ]]; then
 fi
 
 # PyPI packages the tests use as clients (never linked into the binary): the remote's
-# WebSocket client, the browser driver and Pillow for its screenshot (Tests/remote).
+# WebSocket client, the browser driver and Pillow for its screenshot (Tests/remote);
+# pyloudnorm (EBU R128 / ITU-R BS.1770-4, with numpy and scipy) for Tests/loudness.
 install_pypi() {
   [[ "${1:-}" == "--test" ]] || return 0
-  local want=(websockets selenium pillow)
-  python3 -c "import websockets, selenium, PIL" 2>/dev/null && return 0
+  local want=(websockets selenium pillow pyloudnorm)
+  python3 -c "import websockets, selenium, PIL, pyloudnorm" 2>/dev/null && return 0
   python3 -m pip install --quiet "${want[@]}" 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages "${want[@]}"
 }

@@ -53,6 +53,7 @@ function receive(m) {
     case "change": showValue(m.unit, m.param, m.value, m.text); break;
     case "perform": showControl(m.control, m.position, m.text); break;
     case "tempo": if (s) { s.tempo = m.bpm; showTempo(); } break;
+    case "talk": if (s) { s.talk = m.on; showTalk(); } break;
     case "bypass": showBypass(m.unit, m.on); break;
     case "snapshot": if (s) { s.snapshot = m.name; renderSnapshots(); } break;
     case "meters": {
@@ -112,6 +113,7 @@ $("previous").onclick = () => send({ type: "previous" });
 $("song").onchange = () => send({ type: "song", number: Number($("song").value) });
 $("panic").onclick = () => send({ type: "panic" });
 $("tap").onclick = tap;
+$("talk").onclick = () => { if (page.state) send({ type: "talk", on: !page.state.talk }); };
 $("save").onclick = () => send({ type: "save" });
 $("save-snapshot").onclick = () => {
   const name = $("snapshot-name").value.trim();

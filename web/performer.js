@@ -26,6 +26,14 @@ function renderPerformer() {
   renderControls();
   renderTransport();
   showTempo();
+  showTalk();
+}
+
+// Talk (between songs: the effects off the voice, the strip kept): lit while on.
+function showTalk() {
+  const on = !!page.state.talk;
+  $("talk").classList.toggle("on", on);
+  $("talk").setAttribute("aria-pressed", String(on));
 }
 
 // The transport of the rack's players and loopers: one row of buttons per unit (the

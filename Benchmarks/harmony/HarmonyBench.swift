@@ -4,7 +4,7 @@
 // Usage: harmony-bench CASE INPUT.f32 [OUTPUT.f32]
 // CASE: none (reads the input, renders nothing: the floor to subtract), harmony4 (four
 // voices a third, fifth, third below and octave in C major plus the lead), tune (chromatic,
-// speed 0), pitch (the pitch unit, voice mode, +300 cents). Renders in 256-frame blocks.
+// speed 0), tuner (the tuner, defaults), pitch (the pitch unit, voice mode, +300 cents). Renders in 256-frame blocks.
 import StageCore
 import StageUnits
 
@@ -29,7 +29,7 @@ struct HarmonyBench {
     static func main() throws {
         let args = CommandLine.arguments
         guard args.count >= 3 else {
-            print("usage: harmony-bench none|harmony4|tune|pitch INPUT.f32 [OUTPUT.f32]")
+            print("usage: harmony-bench none|harmony4|tune|tuner|pitch INPUT.f32 [OUTPUT.f32]")
             exit(2)
         }
         let input = readRaw(args[2])
@@ -45,6 +45,8 @@ struct HarmonyBench {
                 sampleRate: 48000, maxFrames: 256)
         case "tune":
             h = try UnitHarness(type: TuneUnitType(), parameters: ["speed": 0], sampleRate: 48000, maxFrames: 256)
+        case "tuner":
+            h = try UnitHarness(type: TunerUnitType(), sampleRate: 48000, maxFrames: 256)
         case "pitch":
             h = try UnitHarness(type: PitchUnitType(), parameters: ["pitch": 300, "mode": 0], sampleRate: 48000, maxFrames: 256, inputChannels: [1])
         default:

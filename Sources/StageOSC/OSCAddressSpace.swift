@@ -48,6 +48,8 @@ public enum OSCAddressSpace {
         case ("next", 1): return none(.command(RemoteCommand(kind: .next)))
         case ("previous", 1): return none(.command(RemoteCommand(kind: .previous)))
         case ("panic", 1): return none(.command(RemoteCommand(kind: .panic)))
+        case ("talk", 1):
+            return one("number (i: 1 Talk on, 0 off)").flatMap { v in .success(.command(RemoteCommand(kind: .talk, value: v >= 0.5 ? 1 : 0))) }
         case ("snapshot", 1):
             guard args.count == 1, case .string(let name) = args[0] else { return .failure(RemoteError("\(p.path) takes one string (s): the snapshot's name")) }
             return view.snapshotCommand(name).map { .command($0) }
@@ -101,6 +103,11 @@ public enum OSCAddressSpace {
 
     static func parameter(_ u: ParameterState.Unit, _ p: ParameterState.Parameter) -> OSCPacket {
         OSCPacket(path: prefix + "param/\(u.id)/\(p.spec.id)", arguments: [.float(p.value)])
+    }
+
+    /// A unit's readout as `play --status` shows it (`tuner: A4 +0.3 cents (440.08 Hz)`).
+    public static func readout(_ text: String) -> OSCPacket {
+        OSCPacket(path: prefix + "readout", arguments: [.string(text)])
     }
 
     public static func error(_ e: RemoteError) -> OSCPacket {

@@ -56,6 +56,8 @@ public final class OSCServer: @unchecked Sendable {
 
     // OSC thread state.
     var subscribers: [Peer] = []
+    /// The readout texts sent last (`sendReadouts`).
+    var lastReadouts: [String] = []
     /// When each subscriber's address last sent anything (monotonic seconds).
     var heardFrom: [[UInt8]: Double] = [:]
     var budget = OSCReplyBudget()
@@ -134,6 +136,7 @@ public final class OSCServer: @unchecked Sendable {
             }
         }
         sendChanges()
+        sendReadouts()
         for line in refusals.flush(now: monotonicSeconds()) { log(.warning, "OSC: " + line) }
     }
 
@@ -268,6 +271,23 @@ public final class OSCServer: @unchecked Sendable {
         let packets = OSCAddressSpace.changes(from: last, to: view)
         lastView = view
         for p in packets { for s in subscribers { send(p, to: s) } }
+    }
+
+    /// Sends each unit readout whose text changed since the last turn (`/stagerack/readout s`,
+    /// as `play --status` shows it: `tuner: A4 +0.3 cents (440.08 Hz)`) to every
+    /// subscriber. Thread: OSC.
+    func sendReadouts() {
+        guard !subscribers.isEmpty else {
+            lastReadouts = []
+            return
+        }
+        let texts = hub.meters().readouts.map(\.text)
+        guard texts != lastReadouts else { return }
+        for t in texts where !lastReadouts.contains(t) {
+            let p = OSCAddressSpace.readout(t)
+            for s in subscribers { send(p, to: s) }
+        }
+        lastReadouts = texts
     }
 
     func reply(_ e: RemoteError, to peer: Peer) {

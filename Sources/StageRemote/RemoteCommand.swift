@@ -40,6 +40,9 @@ public struct RemoteCommand: Sendable, BitwiseCopyable, Equatable {
         /// Fire command `index` of `unit` (`RemoteView.transport`: a player's play, a
         /// looper's record), a press then a release, as a mapped MIDI button would.
         case unitCommand
+        /// Talk on (`value` 1) or off (0): the rack's colouring units off the voice, tails
+        /// ringing out (`Talk.targets`).
+        case talk
     }
 
     public var kind: Kind
@@ -92,6 +95,8 @@ public struct RemoteView: Sendable {
     /// The units with commands (players, loopers), in plan order: the performer view's
     /// transport buttons.
     public var transport: [RemoteTransport]
+    /// Whether Talk is on (set by the remote's talk command; off after a song switch).
+    public var talk = false
     /// Counts the publications: a server that saw this serial has seen everything.
     public var serial = 0
 
@@ -219,6 +224,27 @@ public struct RemoteMeters: Sendable, Equatable {
     public var tempo: Double?
     public var tempoSource: String?
     public var gainReduction: [GainReduction] = []
+    /// A unit's read-only values (`UnitReadout`: the tuner's note, an LV2 plugin's outputs),
+    /// formatted on the main thread: `text` as `play --status` shows it, `values` by name.
+    public struct Readout: Sendable, Equatable {
+        public var unit: String
+        public var text: String
+        public var values: [Value]
+        public struct Value: Sendable, Equatable {
+            public var name: String
+            public var value: Float
+            public init(name: String, value: Float) {
+                self.name = name
+                self.value = value
+            }
+        }
+        public init(unit: String, text: String, values: [Value]) {
+            self.unit = unit
+            self.text = text
+            self.values = values
+        }
+    }
+    public var readouts: [Readout] = []
     /// The last MIDI messages seen, oldest first (at most `midiHistory`).
     public var lastMIDI: [String] = []
     public var serial = 0

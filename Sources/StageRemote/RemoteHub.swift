@@ -186,9 +186,24 @@ public final class RemoteHub: @unchecked Sendable {
             }
             commandsDone.add(1, ordering: .relaxed)
             return false  // nothing in the state changed: no publication
+        case .talk:
+            applyTalk(on: c.value >= 0.5)
         }
         commandsDone.add(1, ordering: .relaxed)
         return true
+    }
+
+    /// Talk on or off: each of `Talk.targets` set as a page's knob would set it (the state,
+    /// the engine, the MIDI mapper's takeover). Thread: control.
+    func applyTalk(on: Bool) {
+        for t in Talk.targets(in: plan) {
+            guard let v = current.state.set(t.address, t.value(on)) else { continue }
+            var e = EngineEvent.setParameter(t.address, v)
+            e.generation = current.state.generation
+            if !engineEvents.push(e) { commandsRefused.add(1, ordering: .relaxed) }
+            tellMIDI(t.address, v)
+        }
+        current.talk = on
     }
 
     /// The songs (0-based) whose name is their rack's (a setlist entry without a name of its

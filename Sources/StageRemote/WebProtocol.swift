@@ -60,6 +60,9 @@ public enum WebProtocol {
         case "next": return .success(.command(RemoteCommand(kind: .next)))
         case "previous": return .success(.command(RemoteCommand(kind: .previous)))
         case "panic": return .success(.command(RemoteCommand(kind: .panic)))
+        case "talk":
+            guard let on = node["on"]?.value.bool else { return .failure(RemoteError("talk: \"on\" must be true or false")) }
+            return .success(.command(RemoteCommand(kind: .talk, value: on ? 1 : 0)))
         case "snapshot": return string("name").flatMap { view.snapshotCommand($0).map { .command($0) } }
         case "learn":
             return string("unit").flatMap { unit in
@@ -128,7 +131,7 @@ public enum WebProtocol {
                 "{\"id\":\(quote(u.id)),\"type\":\(quote(u.type)),\"canBypass\":\(u.canBypass),\"bypass\":\(u.bypass >= 0.5),\"params\":[\(params.joined(separator: ","))]}")
         }
         return "{\"type\":\"state\",\"rack\":\(quote(v.rackName)),\"song\":\(v.song + 1),\"songs\":[\(v.songs.map(quote).joined(separator: ","))],"
-            + "\"snapshot\":\(v.snapshot.map(quote) ?? "null"),\"snapshots\":[\(v.snapshots.map(quote).joined(separator: ","))],"
+            + "\"talk\":\(v.talk),\"snapshot\":\(v.snapshot.map(quote) ?? "null"),\"snapshots\":[\(v.snapshots.map(quote).joined(separator: ","))],"
             + "\"units\":[\(units.joined(separator: ","))],\(mappingFields(v)),\(performerFields(v))}"
     }
 
@@ -164,6 +167,7 @@ public enum WebProtocol {
         if new.mappings != old.mappings || new.learning != old.learning || new.notice != old.notice {
             out.append("{\"type\":\"mappings\",\(mappingFields(new))}")
         }
+        if new.talk != old.talk { out.append("{\"type\":\"talk\",\"on\":\(new.talk)}") }
         if new.tempo != old.tempo { out.append("{\"type\":\"tempo\",\"bpm\":\(number(Float(new.tempo)))}") }
         for (i, c) in new.performance.enumerated() where i < old.performance.count {
             let r = c.reading(new.state)
@@ -188,8 +192,12 @@ public enum WebProtocol {
 
     public static func meters(_ m: RemoteMeters) -> String {
         let gr = m.gainReduction.map { "{\"unit\":\(quote($0.unit)),\"dB\":\(number($0.dB))}" }.joined(separator: ",")
+        let readouts = m.readouts.map { r in
+            let values = r.values.map { "\(quote($0.name)):\(number($0.value))" }.joined(separator: ",")
+            return "{\"unit\":\(quote(r.unit)),\"text\":\(quote(r.text)),\"values\":{\(values)}}"
+        }.joined(separator: ",")
         return "{\"type\":\"meters\",\"in\":\(m.peakIn.map(number) ?? "null"),\"out\":\(number(m.peakOut)),\"load\":\(number(m.load)),"
-            + "\"xruns\":\(m.xruns),\(tempoFields(m))\"gr\":[\(gr)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
+            + "\"xruns\":\(m.xruns),\(tempoFields(m))\"gr\":[\(gr)],\"readouts\":[\(readouts)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
     }
 
     /// `"tempo":96,"tempoSource":"tap",` when the tempo is known, else nothing.

@@ -9,6 +9,7 @@ public enum StandardUnits {
             DeEsserUnitType(),
             HarmonyUnitType(),
             TuneUnitType(),
+            TunerUnitType(),
             LooperUnitType(),
         ]
     }

@@ -17,6 +17,8 @@ import StageCore
 //   the units after them sleep;
 // - `harmony` and `tune`: declared like `pitch`, but they receive MIDI (notes set the
 //   harmony and the target scale), so the engine keeps them running to take their notes;
+// - `tuner`: its readout must follow the input even where nobody hears its output (muted,
+//   or on a mixer input turned down), and it falls to "no note" by itself on silence;
 // - `lv2`: LV2 has no way for a plugin to say it is silent-in/silent-out, and its reset
 //   (deactivate/activate) is not real-time safe in general, so a plugin always runs; its
 //   output is flagged silent by the check when it writes silence.

@@ -276,7 +276,7 @@ final class LiveSession {
                 watchRecording(recorder, songIndex: switcher.currentIndex, state: &recording)
                 let reading = live.status()
                 if let remote {
-                    remoteFeed.publish(reading, hasCapture: capture != nil, gainReduction: switcher.unitMeters, to: remote)
+                    remoteFeed.publish(reading, hasCapture: capture != nil, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts, to: remote)
                     webServer?.wake()  // main → web: new meters
                 }
                 status.update(reading, hasCapture: capture != nil)

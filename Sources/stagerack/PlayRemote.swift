@@ -174,7 +174,9 @@ struct RemoteMeterFeed {
         if lastMIDI.count > RemoteMeters.midiHistory { lastMIDI.removeFirst(lastMIDI.count - RemoteMeters.midiHistory) }
     }
 
-    func publish(_ s: LiveAudio.Status, hasCapture: Bool, gainReduction: [UnitMeterReading], to hub: RemoteHub) {
+    func publish(
+        _ s: LiveAudio.Status, hasCapture: Bool, gainReduction: [UnitMeterReading], readouts: [UnitReadoutReading], to hub: RemoteHub
+    ) {
         var m = RemoteMeters()
         m.peakIn = hasCapture ? s.peakIn : nil
         m.peakOut = s.peakOut
@@ -183,6 +185,9 @@ struct RemoteMeterFeed {
         m.tempo = s.tempo
         m.tempoSource = s.tempoSource?.name
         m.gainReduction = gainReduction.map { RemoteMeters.GainReduction(unit: $0.unitID, dB: $0.value) }
+        m.readouts = readouts.map { r in
+            RemoteMeters.Readout(unit: r.unitID, text: r.text, values: r.unit.readouts.map { .init(name: $0.name, value: $0.value) })
+        }
         m.lastMIDI = lastMIDI
         hub.publishMeters(m)
     }

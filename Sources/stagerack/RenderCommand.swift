@@ -25,7 +25,8 @@ enum RenderCommand {
           --output FILE       where to write (required)
           --midi FILE         a Standard MIDI File (type 0 or 1)
           --input FILE        audio for the rack's input unit
-          --demo              use the built-in demo: a sung phrase and a chord progression
+          --demo              use the built-in demo: a sung phrase (with s, t, k and a
+                              breath) and a chord progression
           --duration SECONDS  length (default: the longer of input and MIDI, then until the
                               tails fall under -80 dBFS for 100 ms, 30 s at most)
           --sample-rate HZ    render rate (default: the rack's io.sampleRate, else 48000;

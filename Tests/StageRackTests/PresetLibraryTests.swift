@@ -8,8 +8,10 @@ import XCTest
 /// sung phrase and chord progression) and measured against what its comment promises.
 ///
 /// The demo voice sings MIDI notes 64 67 69 67 64 62 60 (0–6 s; the last, note 60 at
-/// 261.6 Hz, from 4 to 6 s) and is silent after 6 s; the demo chords are C, Am, F, G
-/// (2 s each, the F chord 41 57 60 65 from 4 to 5.9 s).
+/// 261.6 Hz, from 4 to 6 s) and is silent after 6 s. An "s" opens notes 2 and 6, a "t"
+/// note 3, a "k" note 5 (each under 100 ms, the vowel after it), and a breath ends 20 ms
+/// before the last (DemoVoiceTests). The demo chords are C, Am, F, G (2 s each, the F chord
+/// 41 57 60 65 from 4 to 5.9 s).
 final class PresetLibraryTests: XCTestCase {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path

@@ -34,14 +34,14 @@ SHOTS = os.environ.get("STAGERACK_PERFORMER_SHOTS", "out/remote")
 DOCS_SHOT = os.environ.get("STAGERACK_DOCS_SHOT")
 
 RACK = """{ "format": 2, "name": "Performer test", "tempo": 96,
-  "units": { "mic": { "type": "input" }, "eq": { "type": "eq" },
+  "units": { "mic": { "type": "input" }, "tuner": { "type": "tuner" }, "eq": { "type": "eq" },
     "delay": { "type": "delay", "params": { "wetDryMix": 100 } },
     "reverb": { "type": "reverb", "params": { "dryWetMix": 100 } },
     "choir": { "type": "harmony", "voices": 2, "source": "scale", "key": "G", "scale": "major" },
     "loop": { "type": "looper" },
     "mix": { "type": "mixer", "inputs": 5, "params": { "gain1": -6, "gain2": -30, "gain3": -30, "gain4": -20 } },
     "out": { "type": "output" } },
-  "connections": [ "mic -> eq -> mix:1", "mic -> delay -> mix:2", "mic -> reverb -> mix:3", "mic -> choir -> mix:4", "mic -> loop -> mix:5", "mix -> out" ],
+  "connections": [ "mic -> tuner -> eq -> mix:1", "mic -> delay -> mix:2", "mic -> reverb -> mix:3", "mic -> choir -> mix:4", "mic -> loop -> mix:5", "mix -> out" ],
   "snapshots": { "verse": { "params": { "mix.gain3": -40 }, "morph": 0 }, "chorus": { "params": { "mix.gain3": -12 }, "morph": 0 },
     "bridge": { "params": { "mix.gain3": -24 }, "morph": 0 } },
   "performance": [
@@ -156,7 +156,6 @@ def test_log_in_to_the_performer_view():
     assert driver.find_element(By.ID, "next-song").text == "next: Hallelujah"
     assert driver.find_element(By.ID, "tempo").text == "96 BPM"
     assert driver.find_element(By.ID, "key").text == "G major"
-    assert not driver.find_element(By.ID, "readouts").is_displayed(), "no readouts in the state: hidden"
     labels = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#controls .control-label")]
     assert labels == ["Voice", "Echo", "Reverb", "Harmony", "Effects", "Presence", "Echo on", "Reverb on"], labels
     for e in driver.find_elements(By.CSS_SELECTOR, "#performer button, #controls .fader, #top button"):
@@ -256,6 +255,26 @@ def test_transport():
     assert driver.find_element(By.ID, "message").text == "", driver.find_element(By.ID, "message").text
 
 
+def test_tuner_readout():
+    """The tuner's readout under the controls, from the meters: the 440 Hz tone is A4."""
+    wait.until(lambda d: "A4" in d.find_element(By.ID, "readouts").text)
+    figures["readout"] = driver.find_element(By.ID, "readouts").text
+
+
+def test_talk():
+    """Talk from the page: the delay's and reverb's feed to 0 (their tails ring out) and the
+    harmony bypassed; the button lit; again, everything back."""
+    talk = driver.find_element(By.ID, "talk")
+    assert talk.get_attribute("aria-pressed") == "false"
+    talk.click()
+    wait.until(lambda d: d.find_element(By.ID, "talk").get_attribute("aria-pressed") == "true")
+    wait_until(lambda: osc_value("/stagerack/param/delay/feed") == 0 and osc_value("/stagerack/param/reverb/feed") == 0,
+               what="delay and reverb feed 0")
+    talk.click()
+    wait.until(lambda d: d.find_element(By.ID, "talk").get_attribute("aria-pressed") == "false")
+    wait_until(lambda: osc_value("/stagerack/param/delay/feed") == 100, what="delay feed back to 100")
+
+
 def test_follows_osc_within_100_ms():
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#controls .control")) == 8)
     time.sleep(0.5)
@@ -284,7 +303,7 @@ def test_engineer_view_one_tap_away():
     selects = driver.find_elements(By.CSS_SELECTOR, "#units select")
     assert selects, "enumerations as selects"
     units = driver.find_elements(By.CSS_SELECTOR, "#units details.unit")
-    assert len(units) == 8, len(units)
+    assert len(units) == 9, len(units)
     # Collapse one unit: its parameters hide.
     summary = driver.find_element(By.CSS_SELECTOR, "#unit-eq summary")
     summary.click()
@@ -371,6 +390,8 @@ try:
     check("performer: a group fader moves all its targets", test_a_group_moves_together)
     check("performer: a toggle, a snapshot button and next reach the engine", test_toggle_snapshot_next)
     check("performer: the looper's transport as buttons", test_transport)
+    check("performer: the tuner's note shown from the meters", test_tuner_readout)
+    check("performer: Talk from the page takes the effects off the voice and back", test_talk)
     check("performer: the page follows an OSC change within 100 ms", test_follows_osc_within_100_ms)
     check("performer: the engineer's view is one tap away (collapsible units, selects, a value typed in)", test_engineer_view_one_tap_away)
     check("performer: perform and tempo need the PIN and are checked", test_messages_are_authenticated_and_checked)

@@ -92,6 +92,10 @@ extension MIDIMapper {
             }
         case .nextPreset: fire(ControlAction(kind: .nextPreset))
         case .previousPreset: fire(ControlAction(kind: .previousPreset))
+        case .talk:
+            talkOn.toggle()
+            for target in talkTargets { emit(.setParameter(target.address, target.value(talkOn), at: t)) }
+            record(.consumed, mapping: i, value: talkOn ? 1 : 0)
         }
     }
 

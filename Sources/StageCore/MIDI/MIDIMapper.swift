@@ -51,6 +51,9 @@ public final class MIDIMapper: @unchecked Sendable {
     let targetMappings: [[Int]]
     var targetValues: [Float]
     var targetVersions: [Int]
+    /// What a `talk` action sets (`Talk.targets`), and whether Talk is on.
+    let talkTargets: [TalkTarget]
+    var talkOn = false
 
     // Per-mapping state.
     var synced: [Bool]
@@ -126,6 +129,7 @@ public final class MIDIMapper: @unchecked Sendable {
             list.append(m)
         }
         mappings = list
+        talkTargets = list.contains { $0.action == .talk } ? Talk.targets(in: plan) : []
         targetAddresses = addresses
         targetValues = values
         targetVersions = Array(repeating: 0, count: addresses.count)

@@ -100,6 +100,9 @@ public enum MappingAction: String, Sendable, CaseIterable {
     case tapTempo = "tap-tempo"
     case nextPreset = "next-preset"
     case previousPreset = "previous-preset"
+    /// Talk on, then off at the next press: the rack's colouring units off the voice, tails
+    /// ringing out (`Talk`).
+    case talk
 }
 
 /// How a knob's position 0…1 maps onto the parameter's values.

@@ -20,6 +20,8 @@ public struct RackDescription: Sendable {
     /// The `performance` section: the performer view's controls; nil when the file has
     /// none (`performanceControls` then gives a default).
     public var performance: [PerformanceControlDescription]?
+    /// The units Talk takes off the voice (`"talk"`); nil: those of `Talk.defaultTypes`.
+    public var talk: [String]?
     /// The file's `format` (see `RackFormat`).
     public var format = RackFormat.current
     /// Things worth saying about a valid rack (how to update a format 1 file), as

@@ -4,7 +4,7 @@
 public struct RackReader {
     public let registry: UnitRegistry
 
-    static let topLevelKeys = ["format", "name", "description", "tempo", "units", "connections", "midi", "io", "snapshots", "performance"]
+    static let topLevelKeys = ["format", "name", "description", "tempo", "units", "connections", "midi", "io", "snapshots", "performance", "talk"]
     static let unitKeys = ["type", "params", "comment"]
     static let ioKeys = ["playback", "capture", "sampleRate", "period", "periods"]
 
@@ -101,6 +101,28 @@ public struct RackReader {
         if let io = root["io"] { readIO(io.value, into: &rack, &ctx) }
         if let s = root["snapshots"] { readSnapshots(s.value, into: &rack, &ctx) }
         if let p = root["performance"] { readPerformance(p.value, into: &rack, &ctx) }
+        if let t = root["talk"] { readTalk(t.value, into: &rack, &ctx) }
+    }
+
+    /// `"talk": ["pitch", "verb"]`: units of this rack (Talk). Thread: control.
+    private func readTalk(_ node: JSONNode, into rack: inout RackDescription, _ ctx: inout Context) {
+        guard let elements = node.elements else {
+            ctx.report(node.location, "talk", "must be a list of unit names, such as [\"pitch\", \"verb\"]")
+            return
+        }
+        var ids: [String] = []
+        for (i, e) in elements.enumerated() {
+            guard let id = e.string else {
+                ctx.report(e.location, "talk[\(i)]", "must be a unit name, found \(e.value.kindName)")
+                continue
+            }
+            guard rack.units.contains(where: { $0.id == id }) else {
+                ctx.report(e.location, "talk[\(i)]", "no unit named \"\(id)\"\(Suggest.hint(for: id, in: rack.units.map(\.id)))")
+                continue
+            }
+            ids.append(id)
+        }
+        rack.talk = ids
     }
 
     func describe(_ node: JSONNode) -> String {

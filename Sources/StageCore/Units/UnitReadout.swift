@@ -6,6 +6,9 @@
 public protocol UnitReadout: AnyObject {
     /// Each value with its name (`freq_out 440.1`). Thread: any (allocates: not the render thread).
     var readouts: [(name: String, value: Float)] { get }
+    /// `unit: …` for a status line, the remote and OSC (default: each value with its name;
+    /// the tuner says the note). Thread: any (not render).
+    func readoutText(unitID: String) -> String
 }
 
 extension UnitReadout {

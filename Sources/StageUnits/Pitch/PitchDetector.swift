@@ -75,7 +75,7 @@ enum PitchKernels {
 /// are computed lazily at each analysis, only those not computed before, so a detector that
 /// was idle (the unit in `any` mode) catches up from the ring in one step. Each analysis
 /// computes the difference function over a `window` of decimated samples for lags covering
-/// 70–1100 Hz, its cumulative-mean normalisation, takes the first dip under 0.2 (else the
+/// 70–1100 Hz (the tuner: 38–2100 Hz at about 12 kHz), its cumulative-mean normalisation, takes the first dip under 0.2 (else the
 /// global minimum), refines it by a parabola, and calls the frame voiced when the dip is
 /// deep (aperiodicity < 0.2 to start, < 0.35 to stay) and the level above −60 dBFS.
 ///
@@ -109,9 +109,12 @@ struct PitchDetector {
     /// The aperiodicity (CMND value at the chosen dip) of the latest analysis.
     private(set) var aperiodicity: Float = 1
 
+    /// A detector for fundamentals from `low` to `high` Hz on a copy of the input decimated
+    /// to about `rate` Hz (its low-pass cut-off is at 0.2 × the decimated rate, so `rate`
+    /// must be at least 5 × `high`). The defaults are the pitch and tune units' voice range.
     /// Thread: control.
-    init(sampleRate: Double) {
-        factor = max(1, Int((sampleRate / 8000).rounded()))
+    init(sampleRate: Double, low: Double = 70, high: Double = 1100, rate analysisRate: Double = 8000) {
+        factor = Self.factor(sampleRate: sampleRate, rate: analysisRate)
         let rate = sampleRate / Double(factor)
         taps = factor == 1 ? 1 : 12 * factor
         fir = .allocate(capacity: taps)
@@ -133,8 +136,8 @@ struct PitchDetector {
             }
             for i in 0..<taps { fir[i] = Float(h[i] / sum) }
         }
-        minLag = max(2, Int(rate / 1100))
-        maxLag = Int((rate / 70).rounded(.up))
+        minLag = max(2, Int(rate / high))
+        maxLag = Int((rate / low).rounded(.up))
         window = (maxLag + 7) / 8 * 8
         var size = 1
         while size < window + maxLag + 16 { size <<= 1 }
@@ -146,10 +149,14 @@ struct PitchDetector {
         difference.initialize(repeating: 0, count: maxLag + 2)
     }
 
-    /// Input samples of history an analysis at `sampleRate` reads. Thread: any.
-    static func historyNeeded(sampleRate: Double) -> Int {
-        let factor = max(1, Int((sampleRate / 8000).rounded()))
-        let maxLag = Int((sampleRate / Double(factor) / 70).rounded(.up))
+    /// Input samples per decimated sample for an analysis at about `rate` Hz. Thread: any.
+    static func factor(sampleRate: Double, rate: Double) -> Int { max(1, Int((sampleRate / rate).rounded())) }
+
+    /// Input samples of history an analysis at `sampleRate` reads (the same `low` and `rate`
+    /// as `init`). Thread: any.
+    static func historyNeeded(sampleRate: Double, low: Double = 70, rate: Double = 8000) -> Int {
+        let factor = Self.factor(sampleRate: sampleRate, rate: rate)
+        let maxLag = Int((sampleRate / Double(factor) / low).rounded(.up))
         let window = (maxLag + 7) / 8 * 8
         return (window + maxLag + 2) * factor + 12 * factor
     }

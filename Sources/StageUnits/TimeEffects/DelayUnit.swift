@@ -65,6 +65,7 @@ public struct DelayUnitType: UnitType {
         static let lopassCutoff = 2
         static let wetDryMix = 3
         static let sync = 4
+        static let feed = 5
     }
 
     public func parameters(_ settings: UnitSettings) -> [ParameterSpec] {
@@ -86,6 +87,9 @@ public struct DelayUnitType: UnitType {
             .choice(
                 id: "sync", name: "Tempo sync", choices: Self.syncChoices, defaultIndex: 0,
                 help: "off: use delayTime; else a note value at the rack's tempo"),
+            ParameterSpec(
+                id: "feed", name: "Feed", unit: .percent, range: 0...100, defaultValue: 100, smoothingSeconds: 0.05,
+                help: "share of the input fed into the echoes (Talk sets 0: the repeats ring out, the dry part stays)"),
         ]
     }
 
@@ -143,6 +147,8 @@ public final class DelayUnit: RackUnit {
     public static let maxDelaySeconds = 2.0
 
     var sampleRate = 48000.0
+    /// The input copy `feed` scales (FeedGate).
+    var gate = FeedGate()
     var channels = 0
     var maxFrames = 0
     /// Delay lines, `channels × stride` floats: a ring of `size` (a power of two) followed
@@ -189,6 +195,7 @@ public final class DelayUnit: RackUnit {
     deinit { release() }
 
     func release() {
+        gate.deallocate()
         lines?.deallocate()
         state?.deallocate()
         control?.deallocate()
@@ -220,6 +227,7 @@ public final class DelayUnit: RackUnit {
         inverseCrossfadeFrames = 1 / Float(crossfadeFrames)
         cachedCutoff = -1
         lines!.initialize(repeating: 0, count: channels * stride)
+        gate.prepare(channels: max(channels, spec.inputChannels.first ?? 1), maxFrames: maxFrames)
         state!.initialize(repeating: 0, count: 8 * channels)
         control!.initialize(repeating: 0, count: 4 * maxFrames)
         controlTaps!.initialize(repeating: 1, count: 2 * maxFrames)
@@ -266,6 +274,18 @@ public final class DelayUnit: RackUnit {
     }
 
     public func render(_ context: RenderContext) {
+        let p = context.parameters
+        if FeedGate.isOpen(p, P.feed) || context.inputs[0].channelCount == 0 {
+            renderLine(context)
+        } else {
+            renderLine(gate.gated(context, feed: p[P.feed]))
+            FeedGate.restoreDry(context, outputs: min(context.outputs[0].channelCount, channels), mix: p[P.wetDryMix], feed: p[P.feed])
+        }
+    }
+
+    /// The delay itself, on `context`'s input (the input, or its copy scaled by `feed`).
+    /// Thread: render.
+    func renderLine(_ context: RenderContext) {
         guard let lines, let state, let control, let controlTaps else { return }
         let n = context.frameCount
         if n <= 0 { return }

@@ -101,7 +101,11 @@ public final class ReverbUnit: RackUnit {
             id: "randomizeReflections", name: "Randomize reflections", unit: .generic, range: 1...1000,
             defaultValue: 1, smoothingSeconds: 0,
             help: "pattern of reflections and delay lengths (1 = tuned; each value is reproducible)"),
+        ParameterSpec(
+            id: "feed", name: "Feed", unit: .percent, range: 0...100, defaultValue: 100, smoothingSeconds: 0.05,
+            help: "share of the input fed into the hall (Talk sets 0: the tail rings out, the dry part stays)"),
     ]
+    static let feedIndex = 7
 
     let core: UnsafeMutablePointer<ReverbCore>
     /// Tail length for the engine: the longer decay time plus the reflections, as last
@@ -113,7 +117,11 @@ public final class ReverbUnit: RackUnit {
         core.initialize(to: ReverbCore())
     }
 
+    /// The input copy `feed` scales (FeedGate).
+    var gate = FeedGate()
+
     deinit {
+        gate.deallocate()
         core.pointee.deallocate()
         core.deinitialize(count: 1)
         core.deallocate()
@@ -128,6 +136,7 @@ public final class ReverbUnit: RackUnit {
             throw UnitError("reverb: sample rate \(spec.sampleRate) is outside 1 kHz…1 MHz")
         }
         core.pointee.prepare(sampleRate: spec.sampleRate)
+        gate.prepare(channels: 1, maxFrames: spec.maxFrames)
     }
 
     /// Clears the tail; derived values are recomputed at the next sample rendered.
@@ -136,7 +145,14 @@ public final class ReverbUnit: RackUnit {
 
     /// Renders one block. Thread: render.
     public func render(_ context: RenderContext) {
-        core.pointee.render(context)
+        let p = context.parameters
+        if FeedGate.isOpen(p, Self.feedIndex) {
+            core.pointee.render(context)
+        } else {
+            core.pointee.render(gate.gated(context, feed: p[Self.feedIndex]))
+            // Mono out: the dry is on the left only (ReverbKernels.mix); stereo: on both.
+            FeedGate.restoreDry(context, outputs: context.outputs[0].channelCount, mix: p[0], feed: p[Self.feedIndex])
+        }
         tail.store(core.pointee.tailSeconds, ordering: .relaxed)
     }
 }

@@ -1,0 +1,47 @@
+/// Talk: one switch between songs that takes the effects that colour the voice off it
+/// (pitch, harmony, tune, delay, reverb) and keeps the strip (EQ, compressor, de-esser,
+/// gate), as VoiceLive's Talk does. A rack names the units it takes with a top-level
+/// `"talk": ["pitch", "verb"]`; without it, every unit of the types in `defaultTypes`.
+///
+/// A unit with a `feed` parameter (delay, reverb) gets `feed` 0: nothing new enters it and
+/// its echoes or its hall ring out; any other unit is bypassed (the engine's 10 ms
+/// crossfade to its input). Talk off sets them back: `feed` 100, bypass off. The changes
+/// are ordinary parameter events (`EngineEvent.setParameter`), so they reach the render
+/// thread like a knob's. Thread: any (values).
+public struct TalkTarget: Sendable, Equatable {
+    public var address: ParameterAddress
+    /// The value with Talk on, and with it off.
+    public var on: Float
+    public var off: Float
+
+    public init(address: ParameterAddress, on: Float, off: Float) {
+        self.address = address
+        self.on = on
+        self.off = off
+    }
+
+    /// The value for Talk `on`.
+    public func value(_ on: Bool) -> Float { on ? self.on : off }
+}
+
+public enum Talk {
+    /// The unit types Talk takes when a rack does not say (`"talk"`).
+    public static let defaultTypes: Set<String> = ["pitch", "harmony", "tune", "delay", "reverb"]
+
+    /// What Talk changes in `plan`: its rack's `talk` units, else those of `defaultTypes`.
+    /// Thread: control (allocates).
+    public static func targets(in plan: RenderPlan) -> [TalkTarget] {
+        let named = plan.rack.talk
+        var out: [TalkTarget] = []
+        for u in plan.unitIDs.indices {
+            let chosen = named.map { $0.contains(plan.unitIDs[u]) } ?? defaultTypes.contains(plan.unitTypes[u])
+            guard chosen else { continue }
+            if let feed = plan.parameters[u].specs.firstIndex(where: { $0.id == "feed" }) {
+                out.append(TalkTarget(address: ParameterAddress(unit: u, parameter: feed), on: 0, off: 100))
+            } else {
+                out.append(TalkTarget(address: ParameterAddress(unit: u, parameter: ParameterAddress.bypassIndex), on: 1, off: 0))
+            }
+        }
+        return out
+    }
+}
