@@ -75,7 +75,12 @@ render_arm64() {
 }
 step "every rack's demo rendered, host build (${#racks[@]} racks)" render_host || failed+="host render; "
 step "every rack's demo rendered, arm64 build (emulated)" render_arm64 || failed+="arm64 render; "
-compare() { compare_demos "$out/host" "$out/arm64" arm64 "${racks[@]}" 2> >(tee "$out/compare.txt" >&2); }
+compare() {
+  local rc=0
+  compare_demos "$out/host" "$out/arm64" arm64 "${racks[@]}" 2>"$out/compare.txt" || rc=$?
+  cat "$out/compare.txt" >&2
+  return $rc
+}
 step "demos compared, host (x86_64) vs arm64" compare || failed+="demo comparison; "
 
 # The flush-to-zero shim (Sources/CStageShim) as the binary links it, with the root's gcc:
