@@ -134,6 +134,8 @@ check-arm64: build
 # The Debian package, built in the Debian 13 root with Debian's swiftlang (as root):
 # out/deb/stagerack_VERSION_ARCH.deb and its -dbgsym, lintian without errors
 # (out/deb/lintian.txt). deb-test also installs, runs and purges it in a fresh Debian 13.
+# ARCH=arm64 (on amd64): built in the emulated arm64 root of check-arm64 (the same build),
+# Depends from dpkg-shlibdeps over that root's libraries, this machine's lintian; no deb-test.
 deb:
 	scripts/make-deb.sh
 

@@ -25,6 +25,8 @@ if [[ "${1:-}" == "--arm64" ]]; then
   # the demos, gcc builds the seccomp launcher (scripts/arm64/proot-launch.c), rsync syncs the
   # source into the root, binutils' readelf checks the segments.
   packages+=(mmdebstrap proot qemu-user-static rsync sox gcc binutils file curl x42-plugins mda-lv2 timgm6mb-soundfont)
+  # make deb ARCH=arm64: the debug info split, Depends and lintian run natively
+  packages+=(binutils-aarch64-linux-gnu dpkg-dev lintian)
 fi
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(
