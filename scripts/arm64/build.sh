@@ -67,5 +67,5 @@ for ((attempt = 1; attempt <= attempts; attempt++)); do
   ((rc == 0)) && break
   ((killed > 0)) || break   # a real failure (or the watchdog): not tried again
 done
-grep -E "error:|warning: .*(RWX|LOAD)|Build complete|cancelled|^== attempt" "$log" | sort -u | tail -20 >&2 || true
+grep -E "error:|warning: .*(RWX|LOAD)|complete!|cancelled!|^== attempt" "$log" | sort -u | tail -20 >&2 || true
 exit $rc
