@@ -13,7 +13,7 @@ PREFIX ?= /usr/local
 .PHONY: remote-test loudness-test
 .PHONY: bench-remote bench-memory bench-startup
 .PHONY: drift-test bench-drift
-.PHONY: check-trixie deb deb-test installed-binary
+.PHONY: check-trixie check-arm64 deb deb-test installed-binary
 
 all: build
 
@@ -130,9 +130,21 @@ install-dry-run: installed-binary
 check-trixie: build
 	scripts/check-trixie.sh
 
+# arm64 (Raspberry Pi OS trixie 64-bit), built and run under emulation on x86_64 with no
+# binfmt_misc: a trixie arm64 root unpacked by mmdebstrap (cached under .build/arm64-root, ~2 min,
+# 3.5 GB) run by qemu-aarch64-static under proot; the release build with Debian's swiftlang
+# (35-60 min the first time, incremental afterwards), no RWX segment, every shipped rack
+# validated, every demo rendered there and compared with this machine's build, the
+# flush-to-zero shim run. Not part of `make test` (its time). As root; prints each step's time.
+# `scripts/install-deps.sh --arm64` installs its tools. ARM64_TESTS='FILTER' adds unit tests.
+check-arm64: build
+	scripts/check-arm64.sh
+
 # The Debian package, built in the Debian 13 root with Debian's swiftlang (as root):
 # out/deb/stagerack_VERSION_ARCH.deb and its -dbgsym, lintian without errors
 # (out/deb/lintian.txt). deb-test also installs, runs and purges it in a fresh Debian 13.
+# ARCH=arm64 (on amd64): built in the emulated arm64 root of check-arm64 (the same build),
+# Depends from dpkg-shlibdeps over that root's libraries, this machine's lintian; no deb-test.
 deb:
 	scripts/make-deb.sh
 

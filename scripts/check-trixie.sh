@@ -68,36 +68,8 @@ render_trixie() {
 step "every rack's demo rendered, host build (${#racks[@]} racks)" render_host
 step "every rack's demo rendered, trixie build" render_trixie
 
-# Measured, never hashed: sox subtracts the two renders; the peak of the difference in dBFS.
-db_of() { awk -v x="$1" 'BEGIN { if (x <= 0) print "-inf"; else printf "%.1f", 20 * log(x) / log(10) }'; }
-compare() {
-  local fails=0 f name kind host trix diff lh lt dd
-  printf '%-28s %-10s %14s %10s %10s %8s\n' file kind "diff (dBFS)" "host RMS" "trixie RMS" "delta" >&2
-  local rack
-  for rack in "${racks[@]}"; do
-   kind=swift
-   grep -Eq '"type" *: *"(synth|player|lv2)"' "$rack" && kind=clib
-   for f in "$out/host/$(basename "$rack" .json).wav" "$out/host/$(basename "$rack" .json)"-*.wav; do
-    [[ -f $f ]] || continue
-    name=$(basename "$f"); host=$f; trix=$out/trixie/$name
-    [[ -f $trix ]] || { echo "$name: no trixie render" >&2; fails=$((fails + 1)); continue; }
-    diff=$(sox -m -v 1 "$host" -v -1 "$trix" -n stats 2>&1 | awk '/^Pk lev dB/ { print $4 }')
-    lh=$(sox "$host" -n stats 2>&1 | awk '/^RMS lev dB/ { print $4 }')
-    lt=$(sox "$trix" -n stats 2>&1 | awk '/^RMS lev dB/ { print $4 }')
-    dd=$(awk -v a="$lh" -v b="$lt" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.3f", d }')
-    local verdict=ok
-    if [[ $kind == swift ]]; then
-      awk -v d="$diff" 'BEGIN { exit !(d == "-inf" || d + 0 <= -120) }' || verdict=FAIL
-    else
-      awk -v d="$dd" 'BEGIN { exit !(d + 0 <= 0.5) }' || verdict=FAIL
-    fi
-    [[ $verdict == ok ]] || fails=$((fails + 1))
-    printf '%-28s %-10s %14s %10s %10s %8s %s\n' "$name" "$kind" "$diff" "$lh" "$lt" "$dd" "$verdict" >&2
-   done
-  done
-  echo "(swift: the difference at most -120 dBFS; clib: synth/player/LV2, the RMS level within 0.5 dB)" >&2
-  return $((fails > 0))
-}
+# compare_demos (scripts/trixie/lib.sh): measured with sox, never hashed.
+compare() { compare_demos "$out/host" "$out/trixie" trixie "${racks[@]}"; }
 step "demos compared, host vs trixie" compare || failed+="demo comparison; "
 
 if [[ -n $failed ]]; then echo "check-trixie: FAILED: $failed" >&2; else echo "check-trixie: every step passed" >&2; fi

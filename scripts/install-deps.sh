@@ -2,7 +2,9 @@
 # Installs what StageRack needs from Debian packages (Debian 12 and 13, Raspberry Pi OS),
 # and Swift itself from apt (swiftlang) where the system packages it.
 # Only missing packages are installed; run as root or with sudo available.
-# Usage: scripts/install-deps.sh [--test]   (--test adds what the test suite needs)
+# Usage: scripts/install-deps.sh [--test|--arm64]   (--test adds what the test suite needs;
+# --arm64 adds what make check-arm64 needs on an x86_64 host: the emulation tools, and the
+# GM font and LV2 plugins the host renders the demos with)
 set -euo pipefail
 
 packages=(
@@ -17,6 +19,15 @@ packages=(
   liblilv-dev         # the lv2 unit: LV2 plugins hosted through lilv
   lv2-dev             # LV2's headers (urid, atom, options, buf-size, log)
 )
+if [[ "${1:-}" == "--arm64" ]]; then
+  # make check-arm64 (scripts/check-arm64.sh): the trixie arm64 root made natively with
+  # mmdebstrap and run by qemu-aarch64-static under proot (no binfmt_misc needed); sox compares
+  # the demos, gcc builds the seccomp launcher (scripts/arm64/proot-launch.c), rsync syncs the
+  # source into the root, binutils' readelf checks the segments.
+  packages+=(mmdebstrap proot qemu-user-static rsync sox gcc binutils file curl x42-plugins mda-lv2 timgm6mb-soundfont)
+  # make deb ARCH=arm64: the debug info split, Depends and lintian run natively
+  packages+=(binutils-aarch64-linux-gnu dpkg-dev lintian)
+fi
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(
     timgm6mb-soundfont  # a General MIDI SoundFont for the synth tests

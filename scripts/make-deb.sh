@@ -7,7 +7,10 @@
 # root .build/trixie-base, thrown away afterwards): apt install ./stagerack_*.deb, every shipped
 # rack validates from /usr/share/stagerack/racks, systemd-analyze verify on the unit,
 # `stagerack render --demo` as the service user, apt purge leaves nothing. Run as root.
-# ARCH: amd64 (the machine's). arm64 needs the emulated root (make check-arm64): not here.
+# ARCH: the machine's (amd64), or arm64 on an amd64 machine: built in the emulated arm64 root
+# of make check-arm64 (scripts/deb/build-arm64.sh; the first build takes most of an hour),
+# checked with this machine's lintian; --test is not done for arm64 (apt and the maintainer
+# scripts would run under emulation in a fresh arm64 root: not written).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/trixie/lib.sh
@@ -15,11 +18,39 @@ OUT_DIR=${DEB_OUT:-out/deb}
 ARCH=${ARCH:-$(dpkg --print-architecture)}
 test_it=false; [[ ${1:-} == --test ]] && test_it=true
 [[ $(id -u) -eq 0 ]] || { echo "make deb: needs root (it builds in a chroot)" >&2; exit 2; }
+total0=$(date +%s)
+if [[ $ARCH == arm64 && $(dpkg --print-architecture) == amd64 ]]; then
+  $test_it && { echo "make deb-test: ARCH=arm64: not done (installing it would run apt and its maintainer scripts under emulation in a fresh arm64 root); make deb ARCH=arm64 builds it" >&2; exit 2; }
+  command -v lintian >/dev/null || { echo "make deb ARCH=arm64: lintian is missing on this machine (the arm64 root has none): apt-get install lintian" >&2; exit 2; }
+  root=""
+  get_arm64_root() { root=$(scripts/arm64/root.sh); }
+  step "the trixie arm64 root (cached, made if stale)" get_arm64_root
+  step "arm64: release build (emulated), laid out, dpkg-deb" scripts/deb/build-arm64.sh "$root"
+  lint_arm64() {
+    lintian --no-tag-display-limit --info "$root"/tmp/deb/out/*.deb > "$root/tmp/deb/lintian.txt" 2>&1 || true
+    cat "$root/tmp/deb/lintian.txt" >&2
+    if grep -q '^E:' "$root/tmp/deb/lintian.txt"; then echo "make deb: lintian reports errors (above)" >&2; return 1; fi
+    echo "lintian ($(lintian --version)): $(grep -c '^W:' "$root/tmp/deb/lintian.txt") warnings, $(grep -c '^I:' "$root/tmp/deb/lintian.txt") info, no errors" >&2
+  }
+  step "lintian (this machine's; no errors)" lint_arm64
+  deliver_arm64() {
+    mkdir -p "$OUT_DIR"
+    local staging f; staging=$(mktemp -d "$OUT_DIR/.partial.XXXXXX")
+    cp "$root"/tmp/deb/out/*.deb "$staging/"; cp "$root/tmp/deb/lintian.txt" "$staging/lintian-arm64.txt"
+    for f in "$staging"/*; do mv -f "$f" "$OUT_DIR/"; done
+    rmdir "$staging"
+    ls -l "$OUT_DIR"/*_arm64.deb >&2
+  }
+  step "packages moved to $OUT_DIR" deliver_arm64
+  echo "make deb: done" >&2
+  printf '  %s\n' "${STEP_TIMES[@]}" >&2
+  echo "  total: $(( $(date +%s) - total0 )) s" >&2
+  exit 0
+fi
 if [[ $ARCH != "$(dpkg --print-architecture)" ]]; then
-  echo "make deb: ARCH=$ARCH is not this machine's ($(dpkg --print-architecture)); an $ARCH package needs an emulated $ARCH root, which make deb does not set up" >&2
+  echo "make deb: ARCH=$ARCH is not supported here (this machine is $(dpkg --print-architecture); arm64 is built on amd64 under emulation)" >&2
   exit 2
 fi
-total0=$(date +%s)
 trap 'trixie_fresh_cleanup' EXIT INT TERM
 buildroot=""
 get_root() { buildroot=$(scripts/trixie/root.sh build); }

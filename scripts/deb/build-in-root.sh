@@ -6,11 +6,18 @@
 # --root` (the same racks/, soundfonts/, web/, config and unit a source install gets, with
 # /usr as the prefix), splits the debug info into a -dbgsym package, and builds both with
 # dpkg-deb into /tmp/deb/out. Depends come from dpkg-shlibdeps.
+# For arm64 (scripts/deb/build-arm64.sh) it runs on the x86_64 host instead, after the
+# emulated build and install-service have laid the tree out: DEB_LAID_OUT names that work
+# folder (its stagerack/ is the installed tree), and DEB_ARCH, DEB_SOURCE, DEB_CROSS (binutils
+# prefix), DEB_ADMINDIR (the arm64 root's dpkg database), DEB_SHLIBDEPS (dpkg-shlibdeps run
+# where the root's libraries are seen at their own paths) and DEB_SWIFT_VERSION say the rest.
 set -euo pipefail
-cd /work/stagerack
-arch=$(dpkg --print-architecture)
+cd "${DEB_SOURCE:-/work/stagerack}"
+arch=${DEB_ARCH:-$(dpkg --print-architecture)}
+admindir=(); [[ -n ${DEB_ADMINDIR:-} ]] && admindir=(--admindir="$DEB_ADMINDIR")
 version=$(sed -n 's/^let version = "\(.*\)"/\1/p' Sources/stagerack/main.swift)
 [[ -n $version ]] || { echo "make deb: no version in Sources/stagerack/main.swift" >&2; exit 1; }
+if [[ -z ${DEB_LAID_OUT:-} ]]; then
 if ! nice -n 10 swift build -c release --product stagerack -Xlinker --build-id=sha1 -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now --scratch-path /work/build-deb >/tmp/deb-build.log 2>&1; then
   grep -E "error" /tmp/deb-build.log | sort -u | head -20 >&2
   echo "make deb: the release build failed (/tmp/deb-build.log in the root)" >&2; exit 1
@@ -18,12 +25,19 @@ fi
 grep -E "warning: .*(RWX|LOAD)|Build complete" /tmp/deb-build.log >&2 || true
 bin=/work/build-deb/release/stagerack
 [[ -x $bin ]] || { echo "make deb: the release build failed" >&2; exit 1; }
+fi
 
 # DEB_MAINTAINER names who publishes the package (the default is a placeholder).
 maintainer=${DEB_MAINTAINER:-StageRack developers <stagerack@example.org>}
-work=/tmp/deb; rm -rf "$work"; mkdir -p "$work/out"
-pkg=$work/stagerack; dbg=$work/stagerack-dbgsym
-"$bin" install-service --root "$pkg" --prefix /usr --source /work/stagerack --no-enable >"$work/install.log"
+if [[ -n ${DEB_LAID_OUT:-} ]]; then
+  work=$DEB_LAID_OUT; pkg=$work/stagerack; dbg=$work/stagerack-dbgsym
+  [[ -x $pkg/usr/bin/stagerack ]] || { echo "make deb: nothing laid out in $pkg" >&2; exit 1; }
+  rm -rf "$work/out" "$dbg"; mkdir -p "$work/out"
+else
+  work=/tmp/deb; rm -rf "$work"; mkdir -p "$work/out"
+  pkg=$work/stagerack; dbg=$work/stagerack-dbgsym
+  "$bin" install-service --root "$pkg" --prefix /usr --source /work/stagerack --no-enable >"$work/install.log"
+fi
 # Debian puts units under /usr/lib/systemd/system; systemd-sysusers makes the user.
 mkdir -p "$pkg/usr/lib/systemd/system" "$pkg/usr/lib/sysusers.d" "$pkg/usr/share/doc/stagerack" "$pkg/DEBIAN"
 mv "$pkg/etc/systemd/system/stagerack.service" "$pkg/usr/lib/systemd/system/"
@@ -37,7 +51,7 @@ install -m 644 packaging/deb/lintian-overrides "$pkg/usr/share/lintian/overrides
 {
   echo "stagerack ($version) unstable; urgency=medium"
   echo
-  echo "  * Built from the StageRack repository with Debian's swiftlang ($(swift --version 2>&1 | head -1 | sed 's/.*version \([0-9.]*\).*/\1/'))."
+  echo "  * Built from the StageRack repository with Debian's swiftlang (${DEB_SWIFT_VERSION:-$(swift --version 2>&1 | head -1 | sed 's/.*version \([0-9.]*\).*/\1/')})."
   echo
   echo " -- $maintainer  $(date -R -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")"
 } | gzip -9n > "$pkg/usr/share/doc/stagerack/changelog.gz"
@@ -48,9 +62,10 @@ build_id=$(readelf -n "$pkg/usr/bin/stagerack" | awk '/Build ID/ { print $3 }')
 [[ -n $build_id ]] || { echo "make deb: the binary has no build ID (linked without --build-id)" >&2; exit 1; }
 debug_file=usr/lib/debug/.build-id/${build_id:0:2}/${build_id:2}.debug
 mkdir -p "$dbg/$(dirname "$debug_file")" "$dbg/DEBIAN" "$dbg/usr/share/doc"
-objcopy --only-keep-debug --compress-debug-sections "$pkg/usr/bin/stagerack" "$dbg/$debug_file"
-strip --remove-section=.comment --remove-section=.note --strip-unneeded "$pkg/usr/bin/stagerack"
-objcopy --add-gnu-debuglink="$dbg/$debug_file" "$pkg/usr/bin/stagerack"
+objcopy=${DEB_CROSS:-}objcopy strip=${DEB_CROSS:-}strip
+$objcopy --only-keep-debug --compress-debug-sections "$pkg/usr/bin/stagerack" "$dbg/$debug_file"
+$strip --remove-section=.comment --remove-section=.note --strip-unneeded "$pkg/usr/bin/stagerack"
+$objcopy --add-gnu-debuglink="$dbg/$debug_file" "$pkg/usr/bin/stagerack"
 ln -s stagerack "$dbg/usr/share/doc/stagerack-dbgsym"
 
 # Permissions as Debian wants them; the package's files are owned by root (--root-owner-group).
@@ -67,11 +82,11 @@ printf 'Source: stagerack\n\nPackage: stagerack\nArchitecture: any\n' > "$work/s
 # libswiftCore.so), so dpkg-shlibdeps cannot map them: it is told to pass over them, and the
 # runtime is pinned to the exact version the binary was built with (Swift has no stable ABI
 # on Linux), read from dpkg's database of the build root.
-depends=$(cd "$work/src" && dpkg-shlibdeps --ignore-missing-info -O "$pkg/usr/bin/stagerack" 2>"$work/shlibdeps.log" | sed -n 's/^shlibs:Depends=//p')
+depends=$(cd "$work/src" && ${DEB_SHLIBDEPS:-dpkg-shlibdeps} --ignore-missing-info -O "$pkg/usr/bin/stagerack" 2>"$work/shlibdeps.log" | sed -n 's/^shlibs:Depends=//p')
 [[ -n $depends ]] || { cat "$work/shlibdeps.log" >&2; echo "make deb: dpkg-shlibdeps gave no Depends" >&2; exit 1; }
-# (grep without -q: an early exit would kill ldd with SIGPIPE and fail the pipe under pipefail)
-if ldd "$pkg/usr/bin/stagerack" | grep 'libswiftCore.so' >/dev/null; then
-  depends="$depends, libswiftlang (= $(dpkg-query -W -f='${Version}' libswiftlang))"
+# (grep without -q: an early exit would kill readelf with SIGPIPE and fail the pipe under pipefail)
+if readelf -d "$pkg/usr/bin/stagerack" | grep 'NEEDED.*libswiftCore.so' >/dev/null; then
+  depends="$depends, libswiftlang (= $(dpkg-query "${admindir[@]}" -W -f='${Version}' libswiftlang))"
 fi
 
 fill() {  # fill TEMPLATE TREE: the control file with version, arch, size, depends, build id

@@ -88,3 +88,39 @@ trixie_fresh_cleanup() {
   local d; for d in "${FRESH_DIRS[@]}"; do trixie_remove "$d"; done
   FRESH_DIRS=()
 }
+
+# compare_demos HOST_DIR OTHER_DIR LABEL RACK...: every RACK's demo render (NAME.wav and
+# NAME-*.wav, as `render --demo` writes them) in HOST_DIR compared with the one in OTHER_DIR
+# (another build's: trixie, arm64), measured with sox, never hashed: the peak of the difference
+# in dBFS and both RMS levels. A rack of pure-Swift units passes when the difference is at most
+# -120 dBFS; one with the synth (FluidSynth), the player (libsndfile's decoder) or an LV2 plugin
+# (C libraries of other versions) when the RMS levels are within 0.5 dB. One line a file;
+# returns 1 when any fails or is missing. Used by check-trixie.sh and check-arm64.sh.
+compare_demos() {
+  local hostdir=$1 otherdir=$2 label=$3; shift 3
+  local fails=0 f name kind host other diff lh lo dd rack verdict
+  printf '%-28s %-6s %14s %10s %10s %8s\n' file kind "diff (dBFS)" "host RMS" "$label RMS" "delta dB" >&2
+  for rack in "$@"; do
+    kind=swift
+    grep -Eq '"type" *: *"(synth|player|lv2)"' "$rack" && kind=clib
+    for f in "$hostdir/$(basename "$rack" .json).wav" "$hostdir/$(basename "$rack" .json)"-*.wav; do
+      [[ -f $f ]] || continue
+      name=$(basename "$f"); host=$f; other=$otherdir/$name
+      [[ -f $other ]] || { echo "$name: no $label render" >&2; fails=$((fails + 1)); continue; }
+      diff=$(sox -m -v 1 "$host" -v -1 "$other" -n stats 2>&1 | awk '/^Pk lev dB/ { print $4 }')
+      lh=$(sox "$host" -n stats 2>&1 | awk '/^RMS lev dB/ { print $4 }')
+      lo=$(sox "$other" -n stats 2>&1 | awk '/^RMS lev dB/ { print $4 }')
+      dd=$(awk -v a="$lh" -v b="$lo" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.3f", d }')
+      verdict=ok
+      if [[ $kind == swift ]]; then
+        awk -v d="$diff" 'BEGIN { exit !(d == "-inf" || d + 0 <= -120) }' || verdict=FAIL
+      else
+        awk -v d="$dd" 'BEGIN { exit !(d + 0 <= 0.5) }' || verdict=FAIL
+      fi
+      [[ $verdict == ok ]] || fails=$((fails + 1))
+      printf '%-28s %-6s %14s %10s %10s %8s %s\n' "$name" "$kind" "$diff" "$lh" "$lo" "$dd" "$verdict" >&2
+    done
+  done
+  echo "(swift: the difference at most -120 dBFS; clib: synth/player/LV2, the RMS level within 0.5 dB)" >&2
+  return $((fails > 0))
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# scripts/arm64/build.sh ROOT: the stagerack release build for aarch64 with Debian's swiftlang,
+# in the arm64 root under proot + qemu-aarch64-static (scripts/arm64/lib.sh), niced. The source
+# is synced into ROOT/work/stagerack (rsync: unchanged files keep their inode and mtime, so a
+# second run is incremental); the build folder ROOT/work/build stays between runs.
+# The link flags are make deb's (build ID, full RELRO) and -z separate-code: without it the
+# aarch64 link puts code and data in one LOAD segment with RWX permissions (the linker warns;
+# readelf -lW on the result is checked by check-arm64). The whole log: .build/check-arm64/build.log.
+# ARM64_BUILD_TIMEOUT (s, default 5400): the watchdog (a first attempt hung on a futex).
+# ARM64_JOBS (default 2): swift build -j.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/arm64/lib.sh
+root=${1:?usage: scripts/arm64/build.sh ROOT}
+log=.build/check-arm64/build.log
+mkdir -p .build/check-arm64 "$root/work/stagerack"
+arm64_tools
+command -v rsync >/dev/null || { echo "arm64: rsync is missing: apt-get install rsync" >&2; exit 2; }
+git ls-files -co --exclude-standard | rsync -a --delete-missing-args --files-from=- ./ "$root/work/stagerack/"
+ARM64_LINK_FLAGS="-Xlinker --build-id=sha1 -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xlinker -z -Xlinker separate-code"
+
+# qemu-user (Debian 12's 7.2) now and then deadlocks a child that swift-build has just
+# forked (a posix_spawn that qemu turns into a fork): the child waits on a futex forever and
+# never execs; the build waits with it. Such a child -- a qemu process of this build whose
+# command line is still its parent's, over STUCK_AFTER seconds old -- is killed; the build
+# is then cancelled and run again (incremental: only what was not finished is compiled).
+STUCK_AFTER=${ARM64_STUCK_AFTER:-120}
+descends_from() {  # PID ANCESTOR
+  local p=$1
+  while [[ -n $p && $p -gt 1 ]]; do
+    [[ $p == "$2" ]] && return 0
+    p=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null) || return 1
+  done
+  return 1
+}
+kill_stuck_children() {  # ANCESTOR: prints how many it killed
+  local n=0 pid ppid age
+  while read -r pid ppid age; do
+    [[ $age -ge $STUCK_AFTER ]] || continue
+    [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == "$(tr '\0' ' ' <"/proc/$ppid/cmdline" 2>/dev/null)" ]] || continue
+    descends_from "$ppid" "$1" || continue
+    echo "   $(date -u +%H:%M:%S) a forked child (pid $pid) stuck for ${age} s before its exec ($(cat "/proc/$pid/wchan" 2>/dev/null)): killed, the build is run again" >&2
+    kill -9 "$pid" 2>/dev/null && n=$((n + 1))
+  done < <(ps -C qemu-aarch64-static -o pid=,ppid=,etimes= 2>/dev/null)
+  echo $n
+}
+
+attempts=${ARM64_BUILD_ATTEMPTS:-6}
+: > "$log"
+rc=1
+for ((attempt = 1; attempt <= attempts; attempt++)); do
+  echo "== attempt $attempt, $(date -u +%H:%M:%S)" >> "$log"
+  ARM64_TIMEOUT=${ARM64_BUILD_TIMEOUT:-5400} ARM64_NICE=10 in_arm64 "$root" \
+    "cd /work/stagerack && swift build -c release --product stagerack -j ${ARM64_JOBS:-2} $ARM64_LINK_FLAGS --scratch-path /work/build" \
+    >> "$log" 2>&1 &
+  pid=$!
+  killed=0 last=""
+  # progress on the terminal: the compile steps ([N/M]) as they come, once a minute at most
+  while kill -0 $pid 2>/dev/null; do
+    for _ in 1 2 3 4 5 6; do sleep 10; kill -0 $pid 2>/dev/null || break; done
+    k=$(kill_stuck_children "$pid"); killed=$((killed + k))
+    p=$(grep -o '^\[[0-9]*/[0-9]*\][^(]*' "$log" 2>/dev/null | tail -1 | cut -c1-100 || true)
+    [[ -n $p && $p != "$last" ]] && echo "   $(date -u +%H:%M:%S) $p" >&2
+    last=$p
+  done
+  rc=0; wait $pid || rc=$?
+  ((rc == 0)) && break
+  ((killed > 0)) || break   # a real failure (or the watchdog): not tried again
+done
+grep -E "error:|warning: .*(RWX|LOAD)|complete!|cancelled!|^== attempt" "$log" | sort -u | tail -20 >&2 || true
+exit $rc

@@ -1,0 +1,44 @@
+# Sourced by scripts/check-arm64.sh (and make deb ARCH=arm64): running commands in the arm64
+# root (scripts/arm64/root.sh) under proot + qemu-aarch64-static, with no binfmt_misc.
+# Needs proot, qemu-user-static and a C compiler (scripts/arm64/proot-launch.c).
+
+ARM64_TOOLS=${ARM64_TOOLS:-$PWD/.build/arm64-tools}
+
+# arm64_tools: checks proot and qemu-aarch64-static, builds the seccomp launcher when stale.
+arm64_tools() {
+  local missing=()
+  command -v proot >/dev/null || missing+=(proot)
+  command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
+  command -v cc >/dev/null || missing+=(gcc)
+  if ((${#missing[@]})); then
+    echo "arm64: ${missing[*]} missing: apt-get install ${missing[*]} (or scripts/install-deps.sh --arm64)" >&2
+    return 2
+  fi
+  [[ $(uname -m) == x86_64 ]] || { echo "arm64: the emulated root is run from an x86_64 host (this is $(uname -m))" >&2; return 2; }
+  mkdir -p "$ARM64_TOOLS"
+  if [[ ! -x $ARM64_TOOLS/proot-launch || scripts/arm64/proot-launch.c -nt $ARM64_TOOLS/proot-launch ]]; then
+    cc -O2 -Wall -Wextra -Werror -o "$ARM64_TOOLS/proot-launch" scripts/arm64/proot-launch.c || return 1
+  fi
+}
+
+# in_arm64 ROOT CMD...: CMD through bash -c inside ROOT, run by qemu-aarch64-static under
+# proot (the seccomp launcher in front), a clean environment, Debian's Swift on PATH; /dev,
+# /proc and /sys bound from the host (proot binds: nothing is mounted, nothing to undo).
+# ARM64_TIMEOUT (seconds): a watchdog; when it fires the whole command is killed and one line says so.
+# ARM64_NICE: run it with nice -n ARM64_NICE (the long build shares the machine).
+in_arm64() {
+  local root=$1; shift
+  local limit=${ARM64_TIMEOUT:-0} rc
+  local cmd=(nice -n "${ARM64_NICE:-0}" "$ARM64_TOOLS/proot-launch" proot -q qemu-aarch64-static -r "$root" -b /dev -b /proc -b /sys -w /
+    /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/libexec/swift/bin
+    /bin/bash -c "$*")
+  if ((limit > 0)); then
+    timeout --kill-after=30 "$limit" "${cmd[@]}"; rc=$?
+    if ((rc == 124 || rc == 137)); then
+      echo "arm64: the watchdog ended the command after ${limit} s (ARM64_TIMEOUT; hung, e.g. on a futex, or too slow): $*" | cut -c1-300 >&2
+    fi
+    return $rc
+  fi
+  "${cmd[@]}"
+}
