@@ -571,20 +571,3 @@ public func monotonicNanoseconds() -> UInt64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
 }
-
-/// A unit and its parameter bank held without reference counting, for the render thread's
-/// per-block calls (`RenderEngine.unitRefs`); the plan owns both. Thread: render.
-struct UnitRef {
-    /// (An existential cannot be `Unmanaged`: loading it may still retain for the call.)
-    unowned(unsafe) let unit: any RackUnit
-    let bankRef: Unmanaged<ParameterBank>
-
-    init(unit: any RackUnit, bank: ParameterBank) {
-        self.unit = unit
-        bankRef = .passUnretained(bank)
-    }
-
-    /// Calls `body` with the bank, not retained for the call.
-    @inline(__always)
-    func bank<R>(_ body: (ParameterBank) -> R) -> R { bankRef._withUnsafeGuaranteedRef(body) }
-}
