@@ -50,6 +50,23 @@ public enum OSCAddressSpace {
         case ("panic", 1): return none(.command(RemoteCommand(kind: .panic)))
         case ("talk", 1):
             return one("number (i: 1 Talk on, 0 off)").flatMap { v in .success(.command(RemoteCommand(kind: .talk, value: v >= 0.5 ? 1 : 0))) }
+        case ("perform", 2):
+            // /stagerack/perform/N f: performance control N (1 = the first, as the page numbers
+            // songs) to a position (a fader's 0…1, a toggle's 0 or 1, a choice's index).
+            guard let n = Int(parts[1]), (1...1000).contains(n) else {
+                return .failure(RemoteError("\(p.path): the control number must be whole, 1 = the first"))
+            }
+            return one("position (f)").flatMap { v in view.performCommand(n - 1, position: Double(v)).map { .command($0) } }
+        case ("tempo", 1):
+            return one("tempo in BPM (f, 20…400)").flatMap { bpm in
+                guard (20...400).contains(bpm) else { return .failure(RemoteError("\(p.path): the tempo must be 20…400 BPM")) }
+                return .success(.command(RemoteCommand(kind: .tempo, value: bpm)))
+            }
+        case ("command", 2):
+            guard args.count == 1, case .string(let name) = args[0] else {
+                return .failure(RemoteError("\(p.path) takes one string (s): the command, e.g. record"))
+            }
+            return view.unitCommand(unit: parts[1], name: name).map { .command($0) }
         case ("snapshot", 1):
             guard args.count == 1, case .string(let name) = args[0] else { return .failure(RemoteError("\(p.path) takes one string (s): the snapshot's name")) }
             return view.snapshotCommand(name).map { .command($0) }

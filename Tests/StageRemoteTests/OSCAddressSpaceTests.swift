@@ -44,6 +44,23 @@ final class OSCAddressSpaceTests: XCTestCase {
         }
     }
 
+    func testThePerformersMessages() throws {
+        let v = try view()
+        XCTAssertFalse(v.performance.isEmpty, "the rack's default performance controls")
+        let perform = try OSCAddressSpace.request(OSCPacket(path: "/stagerack/perform/1", arguments: [.float(1)]), view: v).get()
+        XCTAssertEqual(perform, .command(try v.performCommand(0, position: 1).get()))
+        let tempo = try OSCAddressSpace.request(OSCPacket(path: "/stagerack/tempo", arguments: [.float(100)]), view: v).get()
+        XCTAssertEqual(tempo, .command(RemoteCommand(kind: .tempo, value: 100)))
+        for bad in [
+            OSCPacket(path: "/stagerack/perform/0", arguments: [.float(1)]), OSCPacket(path: "/stagerack/perform/x", arguments: [.float(1)]),
+            OSCPacket(path: "/stagerack/perform/99", arguments: [.float(1)]), OSCPacket(path: "/stagerack/perform/1"),
+            OSCPacket(path: "/stagerack/tempo", arguments: [.float(4000)]), OSCPacket(path: "/stagerack/tempo", arguments: [.string("x")]),
+            OSCPacket(path: "/stagerack/command/verb", arguments: [.string("record")]), OSCPacket(path: "/stagerack/command/verb"),
+        ] {
+            if case .success(let r) = OSCAddressSpace.request(bad, view: v) { XCTFail("\(bad) was taken as \(r)") }
+        }
+    }
+
     func testChangesSendOnlyWhatChanged() throws {
         let old = try view()
         var new = old

@@ -295,6 +295,16 @@ def test_follows_osc_within_100_ms():
     assert max(latencies) <= 100, figures["follow"]
 
 
+def test_osc_performs():
+    """OSC /stagerack/perform/1 moves the first control (Voice, -40…+6 dB) like a drag: the
+    engine and the page follow; /stagerack/tempo taps like the page's Tap."""
+    osc.send("/stagerack/perform/1", 0.0)
+    wait_until(lambda: osc_value("/stagerack/param/mix/gain1") == -40, what="mix.gain1 at -40 dB")
+    wait.until(lambda d: d.find_element(By.ID, "control-value-0").text == "-40 dB")
+    osc.send("/stagerack/tempo", 90.0)
+    wait.until(lambda d: d.find_element(By.ID, "tempo").text == "90 BPM")
+
+
 def test_engineer_view_one_tap_away():
     driver.find_element(By.ID, "view").click()
     wait.until(lambda d: d.find_element(By.ID, "engineer").is_displayed())
@@ -393,6 +403,7 @@ try:
     check("performer: the tuner's note shown from the meters", test_tuner_readout)
     check("performer: Talk from the page takes the effects off the voice and back", test_talk)
     check("performer: the page follows an OSC change within 100 ms", test_follows_osc_within_100_ms)
+    check("performer: OSC perform and tempo reach the engine and the page", test_osc_performs)
     check("performer: the engineer's view is one tap away (collapsible units, selects, a value typed in)", test_engineer_view_one_tap_away)
     check("performer: perform and tempo need the PIN and are checked", test_messages_are_authenticated_and_checked)
     check("performer: 1280x800 fits and a drag moves by the drag", test_laptop)
