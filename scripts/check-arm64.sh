@@ -40,7 +40,10 @@ BIN=$root/work/build/release/stagerack
 # The linker of Debian's swiftlang on aarch64 put code and data in one LOAD segment with RWX
 # permissions (it warned); -z separate-code (build.sh) splits them.
 no_rwx() {
-  file "$BIN" | grep -q 'ARM aarch64' || { echo "not an aarch64 executable: $(file "$BIN")" >&2; return 1; }
+  # file's output captured before it is searched (`| grep -q` fails at random under pipefail)
+  local kind
+  kind=$(file "$BIN")
+  [[ $kind == *'ARM aarch64'* ]] || { echo "not an aarch64 executable: $kind" >&2; return 1; }
   readelf -lW "$BIN" | awk '$1 == "LOAD" || $1 == "GNU_STACK"' | tee "$out/segments.txt" >&2
   # the flags column is three letters wide (R, W, E or spaces): "RWE" is the only writable and executable form
   if grep -Eq ' RWE +0x[0-9a-f]+$' "$out/segments.txt"; then
