@@ -18,13 +18,19 @@ admindir=(); [[ -n ${DEB_ADMINDIR:-} ]] && admindir=(--admindir="$DEB_ADMINDIR")
 version=$(sed -n 's/^let version = "\(.*\)"/\1/p' Sources/stagerack/main.swift)
 [[ -n $version ]] || { echo "make deb: no version in Sources/stagerack/main.swift" >&2; exit 1; }
 if [[ -z ${DEB_LAID_OUT:-} ]]; then
-if ! nice -n 10 swift build -c release --product stagerack -Xlinker --build-id=sha1 -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now --scratch-path /work/build-deb >/tmp/deb-build.log 2>&1; then
+# Linked with lld (-use-ld=lld, the ld.lld Debian's swiftlang ships): Swift 6.0.3 emits some
+# .rodata sections writable (flags WAR), and GNU ld then starts the data segment with that
+# .rodata and gives no GNU_RELRO at all, whatever -z relro says (lintian: hardening-no-relro);
+# lld keeps the relro sections in a PT_GNU_RELRO segment of their own. Checked below.
+if ! nice -n 10 swift build -c release --product stagerack -Xswiftc -use-ld=lld -Xlinker --build-id=sha1 -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now --scratch-path /work/build-deb >/tmp/deb-build.log 2>&1; then
   grep -E "error" /tmp/deb-build.log | sort -u | head -20 >&2
   echo "make deb: the release build failed (/tmp/deb-build.log in the root)" >&2; exit 1
 fi
 grep -E "warning: .*(RWX|LOAD)|Build complete" /tmp/deb-build.log >&2 || true
 bin=/work/build-deb/release/stagerack
 [[ -x $bin ]] || { echo "make deb: the release build failed" >&2; exit 1; }
+segments=$(readelf -lW "$bin")
+[[ $segments == *GNU_RELRO* ]] || { echo "make deb: $bin has no GNU_RELRO segment (the link lost -z relro)" >&2; exit 1; }
 fi
 
 # DEB_MAINTAINER names who publishes the package (the default is a placeholder).
