@@ -199,6 +199,18 @@ public final class RenderEngine: @unchecked Sendable {
         beatsPerFrame = tempo / (60 * plan.sampleRate)
     }
 
+    /// Follows a shared session (`TempoSession`) at the block about to render: its tempo
+    /// as the `.link` source while a peer shares it (`nil` withdraws it), and its beat as
+    /// the rack's beat grid. Thread: render, before `render`.
+    public func followSession(tempo sessionTempo: Double?, beat: Double) {
+        let link = TempoSources.valid(sessionTempo ?? 0)
+        if link != tempoSources.link {
+            tempoSources.set(.link, link)
+            tempoChanged()
+        }
+        beatPosition = beat
+    }
+
     /// Takes over the MIDI clock's tempo of the rack played before a switch (the clock
     /// runs on; taps, song and loop belong to the rack). Thread: render.
     public func continueClock(from previous: RenderEngine) {
