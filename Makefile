@@ -38,6 +38,7 @@ test: test-deps
 	$(SWIFT) build -c release --product stagerack
 	Tests/cli/run.sh
 	Tests/cli/live-path.sh
+	Tests/cli/link.sh
 	Tests/cli/latency.sh
 	@# The C shims for aarch64 when the cross compiler is there (install-deps --test installs it
 	@# on amd64); without it, one line says why it was skipped (exit 77).

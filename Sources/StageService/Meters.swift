@@ -90,17 +90,22 @@ public struct LinkStatus: Sendable, Equatable {
     public var tempo: Double
     public var beat: Double
     public var micros: Int64
+    /// The tempo the playing rack follows and its source's name (`TempoSource.name`).
+    public var rackTempo: Double
+    public var rackSource: String
 
-    public init(peers: Int, tempo: Double, beat: Double, micros: Int64) {
+    public init(peers: Int, tempo: Double, beat: Double, micros: Int64, rackTempo: Double, rackSource: String) {
         self.peers = peers
         self.tempo = tempo
         self.beat = beat
         self.micros = micros
+        self.rackTempo = rackTempo
+        self.rackSource = rackSource
     }
 
-    /// `link 1 peer, 120.00 BPM, beat 1234.567890 at 9876543210 us`.
+    /// `link 1 peer, 120.00 BPM, beat 1234.567890 at 9876543210 us, rack 120.00 BPM (Link)`.
     public var text: String {
-        "link \(counted(peers, "peer")), \(fixed(tempo, 2)) BPM, beat \(fixed(beat, 6)) at \(micros) us"
+        "link \(counted(peers, "peer")), \(fixed(tempo, 2)) BPM, beat \(fixed(beat, 6)) at \(micros) us, rack \(fixed(rackTempo, 2)) BPM (\(rackSource))"
     }
 }
 

@@ -284,9 +284,9 @@ final class LiveSession {
                 status.snapshot = recalled.get()
                 watchRecording(recorder, songIndex: switcher.currentIndex, state: &recording)
                 let reading = live.status()
-                status.link = linkSession.map { linkWatch.update($0) } ?? nil
+                status.link = linkSession.map { linkWatch.update($0, rack: player.playingTempo) } ?? nil
                 if let remote {
-                    remoteFeed.publish(reading, hasCapture: capture != nil, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts, to: remote)
+                    remoteFeed.publish(reading, hasCapture: capture != nil, link: status.link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts, to: remote)
                     webServer?.wake()  // main → web: new meters
                 }
                 status.update(reading, hasCapture: capture != nil)

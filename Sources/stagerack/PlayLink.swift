@@ -34,7 +34,8 @@ struct LinkWatch {
     var tempo = 0.0
     var reported = false
 
-    mutating func update(_ session: LinkSession) -> LinkStatus? {
+    /// `rack`: the tempo the playing rack follows and its source (`RackPlayer.playingTempo`).
+    mutating func update(_ session: LinkSession, rack: (bpm: Double, source: TempoSource?)) -> LinkStatus? {
         let peers = session.peers
         guard let block = session.lastBlock else { return nil }
         if peers != self.peers {
@@ -50,7 +51,8 @@ struct LinkWatch {
         }
         reported = true
         tempo = block.tempo
-        return LinkStatus(peers: peers, tempo: block.tempo, beat: block.beat, micros: block.micros)
+        return LinkStatus(
+            peers: peers, tempo: block.tempo, beat: block.beat, micros: block.micros, rackTempo: rack.bpm, rackSource: rack.source?.name ?? "none")
     }
 
     func fixed2(_ x: Double) -> String { formatNumber((x * 100).rounded() / 100) }
