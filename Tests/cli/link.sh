@@ -34,14 +34,42 @@ socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(msg, ("127.0.0.1", int(s
 PY
 }
 
+# The page's meters from box A's web server: one message with the Link fields, printed.
+link_meters() {
+  timeout 10 python3 - "$1" <<'PY'
+import json, sys
+from websockets.sync.client import connect
+port = int(sys.argv[1])
+c = connect("ws://127.0.0.1:%d/" % port, origin="http://127.0.0.1:%d" % port, open_timeout=5)
+c.send(json.dumps({"type": "login", "pin": "1234"}))
+c.send(json.dumps({"type": "meters", "on": True}))
+while True:
+    m = json.loads(c.recv(timeout=5))
+    if m.get("type") == "meters" and "link" in m:
+        print(json.dumps({"tempo": m.get("tempo"), "tempoSource": m.get("tempoSource"), "link": m["link"]}))
+        break
+c.close()
+PY
+}
+
 two_boxes() {
-  play --osc 127.0.0.1:9471 --duration 9 2>"$WORK/a.log" &
+  STAGERACK_WEB_PIN=1234 play --osc 127.0.0.1:9471 --web 127.0.0.1:9472 --duration 9 2>"$WORK/a.log" &
   local a=$!
   play --duration 9 2>"$WORK/b.log" &
   local b=$!
   wait_for_line "$WORK/a.log" '^info: Link: 1 peer' 10 && wait_for_line "$WORK/b.log" '^info: Link: 1 peer' 10 || { kill $a $b; wait; return 1; }
-  # Status lines at the session's first tempo (one a second), then the change on box A.
-  sleep 2.2
+  # The page's meters carry the session: one peer, the rack's tempo from Link.
+  local meters
+  meters=$(link_meters 9472) || { echo "no meters with Link from box A's page"; kill $a $b; wait; return 1; }
+  echo "  box A's page meters: $meters" | tee -a "$WORK/figures"
+  grep -q '"tempoSource": "Link", "link": {"peers": 1, "tempo": 120' <<<"$meters" || { kill $a $b; wait; return 1; }
+  # Two status lines each at the session's first tempo (one a second; the first at a tempo
+  # is not paired), then the change on box A.
+  local deadline=$(($(date +%s) + 6))
+  until (($(grep -c 'status: .*link 1 peer, 120.00' "$WORK/a.log") >= 2 && $(grep -c 'status: .*link 1 peer, 120.00' "$WORK/b.log") >= 2)); do
+    (($(date +%s) < deadline)) || { echo "no two status lines at 120 BPM on each box"; kill $a $b; wait; return 1; }
+    sleep 0.05
+  done
   local t0=$(date +%s%N)
   send_tempo 9471 100
   wait_for_line "$WORK/b.log" '^info: Link: session tempo 100 BPM' 5 || { kill $a $b; wait; return 1; }
