@@ -64,7 +64,7 @@ let package = Package(
         .target(name: "StageRemote", dependencies: ["StageCore", "StageControl"]),
         // Link: the rack's tempo and beat grid shared with a band's other programs (Ableton
         // Link), read on the render thread; the session joined and watched on the main thread.
-        .target(name: "StageLink", dependencies: ["StageCore", "CLink"]),
+        .target(name: "StageLink", dependencies: ["StageCore", "CLink"], swiftSettings: renderPathSettings),
         // OSC: the remote's address space on UDP, messages through liblo.
         .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
         // Web: the page and its WebSocket, through libwebsockets, on a thread of its own.
