@@ -100,10 +100,11 @@ let package = Package(
         // the `stagerack` binary itself (play through alsa-lib's file plugin, install-service,
         // the systemd unit through systemd-analyze, the C shims for aarch64).
         .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageControl", "StageService", "StageDrivers"]),
-        // The player unit: streaming, transport, loops, underruns (files made by the tests).
+        // The player unit: streaming, transport, loops, underruns (files made by the tests);
+        // the rack's tempo sources (song, taps, clock, a shared Link session).
         .testTarget(
             name: "StagePlayerTests",
-            dependencies: ["StageCore", "StageControl", "StagePlayer", "StageUnits", "StageDrivers", "StageTestSupport", "CAllocCounter", "CSndFile"]),
+            dependencies: ["StageCore", "StageControl", "StagePlayer", "StageUnits", "StageDrivers", "StageTestSupport", "CAllocCounter", "CSndFile", "StageLink"]),
         // The remote: parameter state, commands, MIDI and remote changes meeting on the
         // control thread.
         .testTarget(

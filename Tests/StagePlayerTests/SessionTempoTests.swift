@@ -1,6 +1,8 @@
 import Foundation
 import StageCore
+import CAllocCounter
 import StageDrivers
+import StageLink
 import XCTest
 
 /// A shared session's place in the tempo precedence (`play --link`; racks/README.md,
@@ -77,5 +79,50 @@ final class SessionTempoTests: XCTestCase {
         XCTAssertEqual(session.proposals.last, 130)
         player.session = nil
         withExtendedLifetime(session) {}
+    }
+}
+
+/// The real Link session on the render path: Link's audio API (capture, beat at a time,
+/// commit) inside `RackPlayer.render` allocates nothing. Link is made but not enabled: it
+/// touches no network here (the two-process test, Tests/cli/link.sh, runs in a network
+/// namespace of its own).
+final class LinkRenderPathTests: XCTestCase {
+    func testLinkOnTheRenderPathAllocatesNothing() throws {
+        #if DEBUG
+        throw XCTSkip("counts are for release builds; `make test` runs release")
+        #else
+        let dir = SongFiles.write([
+            "r.json": SongTempoTests.delayRack,
+            "set.json": #"{ "format": 2, "songs": [ { "rack": "r.json", "tempo": 100 } ] }"#,
+        ])
+        let player = RackPlayer(engine: RenderEngine(plan: try SongFiles.plan(setlist: dir + "/set.json")))
+        let session = try LinkSession(tempo: 120, latencySeconds: 0.005)
+        player.session = session
+        let input = BusStorage(bufferCount: 1, maxFrames: 128)
+        let output = BusStorage(bufferCount: 2, maxFrames: 128)
+        func block() {
+            player.render(frameCount: 128, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
+        }
+        block()
+        block()  // warm-up: the session took the song's 100 BPM (alone, it mirrors the rack)
+        XCTAssertEqual(session.lastBlock?.tempo ?? 0, 100, accuracy: 1e-9)
+        // Every 200 blocks the session's tempo is moved (as a peer would; here from this
+        // thread, between blocks): the next block reads it, and, alone, proposes the rack's
+        // 100 BPM back (Link's commitAudioSessionState). (Tempo events are not used here:
+        // the engine's own handling of one allocates once, with or without Link.)
+        var proposals = 0
+        alloc_counter_start()
+        for k in 0..<2000 {
+            if k % 200 == 0 { session.propose(tempo: 90) }
+            block()
+            if session.lastBlock?.tempo == 90 { proposals += 1 }
+        }
+        let count = alloc_counter_stop()
+        XCTAssertEqual(count, 0, "the render path with Link allocated \(count) times in 2000 blocks")
+        XCTAssertEqual(proposals, 10, "each moved tempo was read once, then the rack's proposed back")
+        XCTAssertEqual(session.lastBlock?.tempo ?? 0, 100, accuracy: 1e-9)
+        player.session = nil
+        withExtendedLifetime(session) {}
+        #endif
     }
 }

@@ -45,7 +45,9 @@ int64_t stage_link_clock_micros(const stage_link *link);
 stage_link_audio_state stage_link_audio_read(stage_link *link, int64_t micros, double quantum);
 
 /// Proposes `bpm` to the session from host time `micros` on (the beat stays continuous
-/// there); peers follow. Real-time safe (`commitAudioSessionState`). Thread: audio.
+/// there); peers follow. Real-time safe (`commitAudioSessionState`: a triple buffer and a
+/// condition variable's notify that wakes Link's thread, no lock taken, nothing allocated).
+/// Thread: audio.
 void stage_link_audio_propose_tempo(stage_link *link, double bpm, int64_t micros);
 
 #ifdef __cplusplus
