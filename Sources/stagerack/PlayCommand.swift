@@ -217,7 +217,7 @@ final class LiveSession {
         var live = LiveAudio(playback: playback, capture: capture, player: player, frameLimit: limit, recorder: recorder,
                              drift: try driftCompensator(capture: capture, playback: playback, log: true))
         if live.isPaced { Log.info("playback \(playback.configuration.device) keeps no time (alsa-lib's file or null plugin): pacing to the wall clock") }
-        if setup.link { linkSession = startLink(player: player, tempo: engine.tempo, latencySeconds: latencyMs / 1000) }
+        if setup.link { linkSession = startLink(player: player, tempo: engine.tempo, beatsPerBar: engine.beatsPerBar, latencySeconds: latencyMs / 1000) }
         var linkWatch = LinkWatch()
         var framesBefore = 0
         let status = makeStatusView()  // --status / --meters, xrun lines (PlayService.swift)

@@ -8,7 +8,7 @@ extension LiveSession {
     /// Makes the Link session at the rack's tempo, joins it and hands it to the player; nil
     /// (with a log line, the show going on without Link) when Link cannot start. A port
     /// another program holds is said once: Link then finds no peers.
-    func startLink(player: RackPlayer, tempo: Double, latencySeconds: Double) -> LinkSession? {
+    func startLink(player: RackPlayer, tempo: Double, beatsPerBar: Double, latencySeconds: Double) -> LinkSession? {
         do {
             let session = try LinkSession(tempo: tempo, latencySeconds: latencySeconds)
             try session.enable()
@@ -17,7 +17,7 @@ extension LiveSession {
                 Log.warning("Link: UDP port \(LinkSession.discoveryPort) is held by another program (\(taken)): no peers can be found; "
                             + "the rack keeps its own tempo")
             }
-            Log.info("Link on: a session of one at \(formatNumber(tempo)) BPM, \(formatNumber(TempoSessionState.quantum)) beats a bar; "
+            Log.info("Link on: a session of one at \(formatNumber(tempo)) BPM, \(formatNumber(beatsPerBar)) beats a bar; "
                      + "looking for peers on UDP port \(LinkSession.discoveryPort)")
             return session
         } catch {

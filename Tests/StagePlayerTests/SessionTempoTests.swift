@@ -15,7 +15,11 @@ final class SessionTempoTests: XCTestCase {
     final class StandInSession: TempoSession {
         var state = TempoSessionState(tempo: 120, beat: 0, shared: false)
         var proposals: [Double] = []
-        func read(quantum: Double) -> TempoSessionState { state }
+        var quantum = 0.0
+        func read(quantum: Double) -> TempoSessionState {
+            self.quantum = quantum
+            return state
+        }
         func propose(tempo: Double) {
             proposals.append(tempo)
             state.tempo = tempo
@@ -45,6 +49,7 @@ final class SessionTempoTests: XCTestCase {
         XCTAssertEqual(session.proposals, [100], "the session mirrors the rack while alone")
         let beatsPerBlock: Double = 128.0 * 100.0 / 60.0 / 48000.0
         XCTAssertEqual(player.current.beatPosition, 7.5 + beatsPerBlock, accuracy: 1e-9)
+        XCTAssertEqual(session.quantum, 4, "a rack without a looper keeps the session's phase to 4 beats")
         // A peer shares the session at 90 BPM: the session leads over the song.
         session.state = TempoSessionState(tempo: 90, beat: 33.25, shared: true)
         block()
@@ -77,6 +82,24 @@ final class SessionTempoTests: XCTestCase {
         XCTAssertEqual(player.playingTempo.source, .tap)
         XCTAssertEqual(player.playingTempo.bpm, 130)
         XCTAssertEqual(session.proposals.last, 130)
+        player.session = nil
+        withExtendedLifetime(session) {}
+    }
+}
+
+extension SessionTempoTests {
+    func testTheSessionsPhaseIsKeptToTheLoopersBar() throws {
+        let text = LooperTempoTests.rack(looper: #", "beatsPerBar": 3"#)
+        let rack = try RackReader(registry: PlayerRacks.registry).read(text: text, file: "waltz.json")
+        let plan = try GraphCompiler(registry: PlayerRacks.registry).compile(
+            rack, options: GraphCompiler.Options(sampleRate: 48000, maxFrames: 128, realTime: false))
+        let player = RackPlayer(engine: RenderEngine(plan: plan))
+        let session = StandInSession()
+        player.session = session
+        let input = BusStorage(bufferCount: 1, maxFrames: 128)
+        let output = BusStorage(bufferCount: 2, maxFrames: 128)
+        player.render(frameCount: 128, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
+        XCTAssertEqual(session.quantum, 3, "the looper's three-beat bar is the session's quantum")
         player.session = nil
         withExtendedLifetime(session) {}
     }

@@ -232,7 +232,7 @@ public final class RackPlayer: @unchecked Sendable {
     /// Thread: render.
     @inline(__always)
     private func followSession(_ session: any TempoSession) {
-        sessionState = session.read(quantum: TempoSessionState.quantum)
+        sessionState = session.read(quantum: current.beatsPerBar)
         current.followSession(tempo: sessionState.shared ? sessionState.tempo : nil, beat: sessionState.beat)
     }
 

@@ -6,8 +6,8 @@
 /// Thread: render (both methods).
 public protocol TempoSession: AnyObject {
     /// The session at the first frame of the block about to render: its tempo, the beat
-    /// there for `quantum` beats a bar (the same phase on every peer), and whether any peer
-    /// shares it.
+    /// there for `quantum` beats a bar (the same phase on every peer; the rack's bar,
+    /// `RenderEngine.beatsPerBar`), and whether any peer shares it.
     func read(quantum: Double) -> TempoSessionState
     /// Proposes `tempo` (BPM) to the session from the last block read on; peers follow.
     func propose(tempo: Double)
@@ -25,7 +25,4 @@ public struct TempoSessionState: Sendable, Equatable, BitwiseCopyable {
         self.beat = beat
         self.shared = shared
     }
-
-    /// Beats a bar the session's phase is kept to: the bar of 4/4, Link's usual quantum.
-    public static let quantum = 4.0
 }

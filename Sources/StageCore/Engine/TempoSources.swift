@@ -77,4 +77,7 @@ public struct TempoSources: Sendable, Equatable {
 /// each block the unit renders; 0 gives none. Thread: render.
 public protocol UnitTempoReporter: AnyObject {
     var reportedTempo: Double { get }
+    /// Beats in the unit's bar (the looper's `beatsPerBar`): the rack's bar, which a shared
+    /// session's phase is kept to (`RenderEngine.beatsPerBar`). Thread: any (a setting).
+    var beatsPerBar: Int { get }
 }
