@@ -230,6 +230,7 @@ public struct MeterView: Sendable {
         last += "   MIDI: \(r.midiMessages.map { "\(counted($0, "message")), last: \(r.lastMIDI ?? "-")" } ?? "off")"
         last += midiTroubleText(r)
         out.append(fit(last))
+        if let link = r.link { out.append(fit(link.text)) }
         if !r.gainReduction.isEmpty { out.append(fit(gainReductionText(r))) }
         if !r.tracks.isEmpty { out.append(fit(r.tracks.joined(separator: "   "))) }
         for line in r.readouts { out.append(fit(line)) }
