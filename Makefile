@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 
 .PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-engine bench-render clean install install-dry-run check-aarch64
 .PHONY: remote-test loudness-test
-.PHONY: bench-remote bench-memory bench-startup
+.PHONY: bench-remote bench-link bench-memory bench-startup
 .PHONY: drift-test bench-drift
 .PHONY: check-trixie check-arm64 deb deb-test installed-binary
 
@@ -38,6 +38,7 @@ test: test-deps
 	$(SWIFT) build -c release --product stagerack
 	Tests/cli/run.sh
 	Tests/cli/live-path.sh
+	Tests/cli/link.sh
 	Tests/cli/latency.sh
 	@# The C shims for aarch64 when the cross compiler is there (install-deps --test installs it
 	@# on amd64); without it, one line says why it was skipped (exit 77).
@@ -182,6 +183,11 @@ bench-startup: build
 # the render path's callgrind instructions with eight WebSocket meter clients vs none (Benchmarks/remote).
 bench-remote: build
 	STAGERACK=$(BIN) Benchmarks/remote/run.sh
+
+# The render path's callgrind instructions with `play --link` (a shared Ableton Link
+# session) vs without (Benchmarks/link).
+bench-link: build
+	STAGERACK=$(BIN) Benchmarks/link/run.sh
 
 clean:
 	rm -rf .build $(OUT)

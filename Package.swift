@@ -29,6 +29,11 @@ let package = Package(
         // Tiny C helpers Swift cannot express: flush-to-zero, CPU time, alsa-lib's variadic
         // error handler.
         .target(name: "CStageShim", linkerSettings: [.linkedLibrary("asound")]),
+        // Ableton Link (Debian's ableton-link-dev: C++ headers over standalone asio) behind a
+        // C interface: the one C++ target.
+        .target(
+            name: "CLink", cxxSettings: [.define("LINK_PLATFORM_LINUX", to: "1")],
+            linkerSettings: [.linkedLibrary("stdc++"), .linkedLibrary("pthread")]),
 
         // Core: pure Swift, no C. Unit contract, parameters, graph compiler, render engine,
         // queues, MIDI types and mapping, rack files and their validation.
@@ -57,6 +62,9 @@ let package = Package(
         // Remote: the parameter state the control thread owns (MIDI, OSC and the web page
         // change and observe it), the servers' commands and what they show. Pure Swift.
         .target(name: "StageRemote", dependencies: ["StageCore", "StageControl"]),
+        // Link: the rack's tempo and beat grid shared with a band's other programs (Ableton
+        // Link), read on the render thread; the session joined and watched on the main thread.
+        .target(name: "StageLink", dependencies: ["StageCore", "CLink"], swiftSettings: renderPathSettings),
         // OSC: the remote's address space on UDP, messages through liblo.
         .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
         // Web: the page and its WebSocket, through libwebsockets, on a thread of its own.
@@ -65,7 +73,7 @@ let package = Package(
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageControl", "StageDrivers", "StageService", "CStageShim", "StagePlayer", "StageRemote", "StageOSC", "StageWeb"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageControl", "StageDrivers", "StageService", "CStageShim", "StagePlayer", "StageRemote", "StageOSC", "StageWeb", "StageLink"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
@@ -92,14 +100,16 @@ let package = Package(
         // the `stagerack` binary itself (play through alsa-lib's file plugin, install-service,
         // the systemd unit through systemd-analyze, the C shims for aarch64).
         .testTarget(name: "StageServiceTests", dependencies: ["StageCore", "StageControl", "StageService", "StageDrivers"]),
-        // The player unit: streaming, transport, loops, underruns (files made by the tests).
+        // The player unit: streaming, transport, loops, underruns (files made by the tests);
+        // the rack's tempo sources (song, taps, clock, a shared Link session).
         .testTarget(
             name: "StagePlayerTests",
-            dependencies: ["StageCore", "StageControl", "StagePlayer", "StageUnits", "StageDrivers", "StageTestSupport", "CAllocCounter", "CSndFile"]),
+            dependencies: ["StageCore", "StageControl", "StagePlayer", "StageUnits", "StageDrivers", "StageTestSupport", "CAllocCounter", "CSndFile", "StageLink"]),
         // The remote: parameter state, commands, MIDI and remote changes meeting on the
         // control thread.
         .testTarget(
             name: "StageRemoteTests", dependencies: ["StageCore", "StageControl", "StageUnits", "StageDrivers", "StageRemote", "StageOSC", "StageService", "StageTestSupport"]),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

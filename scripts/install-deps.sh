@@ -18,6 +18,7 @@ packages=(
   libwebsockets-dev   # the web page: HTTP and WebSocket (play --web)
   liblilv-dev         # the lv2 unit: LV2 plugins hosted through lilv
   lv2-dev             # LV2's headers (urid, atom, options, buf-size, log)
+  ableton-link-dev    # Ableton Link (play --link): C++ headers, with libasio-dev
 )
 if [[ "${1:-}" == "--arm64" ]]; then
   # make check-arm64 (scripts/check-arm64.sh): the trixie arm64 root made natively with
@@ -38,6 +39,7 @@ if [[ "${1:-}" == "--test" ]]; then
     espeak-ng           # real speech for the harmony/tune tests and benchmarks
     valgrind            # callgrind instruction counts in Benchmarks/*/run.sh
     liblo-tools         # oscsend/oscdump: the OSC tests
+    iproute2            # ip: loopback up in the Link test's own network namespace
     openssl             # the self-signed certificate of the TLS test (Tests/remote/tls_test.py)
     chromium            # the browser test of the web page (make remote-test)
     chromium-driver     # ... driven by Selenium

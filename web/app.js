@@ -64,7 +64,7 @@ function receive(m) {
       showMeterDetails(m);
       if ("readouts" in m) showReadouts(m);
       if ("tempo" in m) {
-        page.engineTempo = { bpm: m.tempo, source: m.tempoSource };
+        page.engineTempo = { bpm: m.tempo, source: m.tempoSource, linkPeers: m.link ? m.link.peers : null };
         if (page.state) showTempo();
       }
       break;

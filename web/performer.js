@@ -144,6 +144,10 @@ function showTempo() {
   const bpm = engine ? engine.bpm : s.tempo;
   $("tempo").textContent = bpm ? (Math.round(bpm * 10) / 10) + " BPM" : "";
   $("tempo").title = engine && engine.source ? "tempo from " + engine.source : "";
+  // With `play --link`: the session's peers beside the tempo (Link, the band's shared tempo).
+  if (engine && engine.linkPeers !== null && engine.linkPeers !== undefined) {
+    $("tempo").textContent += " · Link " + engine.linkPeers + (engine.linkPeers === 1 ? " peer" : " peers");
+  }
   $("key").textContent = s.key || "";
   $("key").hidden = !s.key;
 }

@@ -223,6 +223,21 @@ public struct RemoteMeters: Sendable, Equatable {
     /// (`TempoSource.name`; nil: none gives one); nil tempo: not known (no live audio).
     public var tempo: Double?
     public var tempoSource: String?
+    /// With `play --link`: the Ableton Link session's peers and tempo, and the beat the
+    /// rack's grid took at a time on Link's clock (µs); nil: Link off.
+    public var link: Link?
+    public struct Link: Sendable, Equatable {
+        public var peers: Int
+        public var tempo: Double
+        public var beat: Double
+        public var micros: Int64
+        public init(peers: Int, tempo: Double, beat: Double, micros: Int64) {
+            self.peers = peers
+            self.tempo = tempo
+            self.beat = beat
+            self.micros = micros
+        }
+    }
     public var gainReduction: [GainReduction] = []
     /// A unit's read-only values (`UnitReadout`: the tuner's note, an LV2 plugin's outputs),
     /// formatted on the main thread: `text` as `play --status` shows it, `values` by name.

@@ -197,13 +197,20 @@ public enum WebProtocol {
             return "{\"unit\":\(quote(r.unit)),\"text\":\(quote(r.text)),\"values\":{\(values)}}"
         }.joined(separator: ",")
         return "{\"type\":\"meters\",\"in\":\(m.peakIn.map(number) ?? "null"),\"out\":\(number(m.peakOut)),\"load\":\(number(m.load)),"
-            + "\"xruns\":\(m.xruns),\(tempoFields(m))\"gr\":[\(gr)],\"readouts\":[\(readouts)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
+            + "\"xruns\":\(m.xruns),\(tempoFields(m))\(linkFields(m))\"gr\":[\(gr)],\"readouts\":[\(readouts)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
     }
 
     /// `"tempo":96,"tempoSource":"tap",` when the tempo is known, else nothing.
     static func tempoFields(_ m: RemoteMeters) -> String {
         guard let bpm = m.tempo else { return "" }
         return "\"tempo\":\(number(Float(bpm))),\"tempoSource\":\(m.tempoSource.map(quote) ?? "null"),"
+    }
+
+    /// `"link":{"peers":1,"tempo":120,"beat":12.5,"micros":98765},` with `play --link`, else
+    /// nothing.
+    static func linkFields(_ m: RemoteMeters) -> String {
+        guard let l = m.link, l.tempo.isFinite, l.beat.isFinite else { return "" }
+        return "\"link\":{\"peers\":\(l.peers),\"tempo\":\(l.tempo),\"beat\":\(l.beat),\"micros\":\(l.micros)},"
     }
 
     public static func hello(write: Bool, viewers: Bool) -> String {

@@ -43,6 +43,8 @@ public struct StatusRecord: Sendable, Equatable {
     /// from playback's in ppm and the resampling ratio; nil: one clock.
     public var driftPPM: Double?
     public var resamplingRatio: Double?
+    /// With `--link`: the Link session as the last block read it; nil: Link off.
+    public var link: LinkStatus?
 
     public init(
         rackName: String, rackFile: String = "", snapshot: String? = nil, peakIn: Float?, peakOut: Float, load: Float,
@@ -75,6 +77,35 @@ public struct StatusRecord: Sendable, Equatable {
             && a.lostFrames == b.lostFrames && a.lostGaps == b.lostGaps
             && a.gainReduction.map(\.unit) == b.gainReduction.map(\.unit) && a.gainReduction.map(\.dB) == b.gainReduction.map(\.dB)
             && a.tracks == b.tracks && a.readouts == b.readouts && a.driftPPM == b.driftPPM && a.resamplingRatio == b.resamplingRatio
+            && a.link == b.link
+    }
+}
+
+/// The Link session as the render thread last read it (`play --link`): peers, the
+/// session's tempo, and the beat the rack's grid took at a time on Link's clock
+/// (CLOCK_MONOTONIC_RAW, µs): two boxes' beats compared at one time show their phase.
+/// Thread: any (a value).
+public struct LinkStatus: Sendable, Equatable {
+    public var peers: Int
+    public var tempo: Double
+    public var beat: Double
+    public var micros: Int64
+    /// The tempo the playing rack follows and its source's name (`TempoSource.name`).
+    public var rackTempo: Double
+    public var rackSource: String
+
+    public init(peers: Int, tempo: Double, beat: Double, micros: Int64, rackTempo: Double, rackSource: String) {
+        self.peers = peers
+        self.tempo = tempo
+        self.beat = beat
+        self.micros = micros
+        self.rackTempo = rackTempo
+        self.rackSource = rackSource
+    }
+
+    /// `link 1 peer, 120.00 BPM, beat 1234.567890 at 9876543210 us, rack 120.00 BPM (Link)`.
+    public var text: String {
+        "link \(counted(peers, "peer")), \(fixed(tempo, 2)) BPM, beat \(fixed(beat, 6)) at \(micros) us, rack \(fixed(rackTempo, 2)) BPM (\(rackSource))"
     }
 }
 
@@ -93,6 +124,7 @@ public func statusLine(_ r: StatusRecord) -> String {
     if let x = r.lastXrun { s += " (last: \(x.side) \(x.code))" }
     s += lostText(r)
     s += driftText(r)
+    if let link = r.link { s += " | " + link.text }
     if let pin = r.peakIn { s += " | in \(dbfsText(pin)) dBFS" }
     s += " | out \(dbfsText(r.peakOut)) dBFS"
     s += " | midi \(r.midiMessages.map(String.init) ?? "off")"
@@ -119,11 +151,15 @@ public func driftText(_ r: StatusRecord) -> String {
 }
 
 /// `0.99990131`: eight decimals.
-func format8(_ x: Double) -> String {
-    let scaled = Int64((abs(x) * 1e8).rounded())
-    let whole = scaled / 100_000_000
-    let fraction = String(scaled % 100_000_000)
-    return (x < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: 8 - fraction.count) + fraction
+func format8(_ x: Double) -> String { fixed(x, 8) }
+
+/// `x` with `digits` decimals (1…9), no Foundation. Thread: any.
+func fixed(_ x: Double, _ digits: Int) -> String {
+    var unit: Int64 = 1
+    for _ in 0..<digits { unit *= 10 }
+    let scaled = Int64((abs(x) * Double(unit)).rounded())
+    let fraction = String(scaled % unit)
+    return (x < 0 ? "-" : "") + "\(scaled / unit)." + String(repeating: "0", count: digits - fraction.count) + fraction
 }
 
 /// ` | MIDI lost 3, late 1` when some MIDI was lost or late, else nothing. Thread: any.
@@ -194,6 +230,7 @@ public struct MeterView: Sendable {
         last += "   MIDI: \(r.midiMessages.map { "\(counted($0, "message")), last: \(r.lastMIDI ?? "-")" } ?? "off")"
         last += midiTroubleText(r)
         out.append(fit(last))
+        if let link = r.link { out.append(fit(link.text)) }
         if !r.gainReduction.isEmpty { out.append(fit(gainReductionText(r))) }
         if !r.tracks.isEmpty { out.append(fit(r.tracks.joined(separator: "   "))) }
         for line in r.readouts { out.append(fit(line)) }

@@ -16,6 +16,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     /// Capture on another card than playback (two clocks): resample it to the playback
     /// clock, steered by the measured drift. Off unless set.
     case driftCompensation
+    /// Join the Ableton Link session on the network: the band's shared tempo and beat.
+    /// Off unless set.
+    case link
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -48,6 +51,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .webSessions: return "STAGERACK_WEB_SESSIONS"
         case .oscSubscribers: return "STAGERACK_OSC_SUBSCRIBERS"
         case .driftCompensation: return "STAGERACK_DRIFT_COMPENSATION"
+        case .link: return "STAGERACK_LINK"
         }
     }
 
@@ -72,6 +76,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .recordFormat: return "--record-format"
         case .webCert, .webKey, .webRate, .webSessions, .oscSubscribers: return nil  // config file or environment
         case .driftCompensation: return "--drift-compensation"
+        case .link: return "--link"
         }
     }
 

@@ -81,7 +81,7 @@ public struct SettingsReader: Sendable {
             if let s = node.string { return wait(s) }
             guard let n = node.number else { return .failure(Message(text: "must be a number of seconds or \"forever\", found \(describe(node))")) }
             return n >= 0 ? .success(.wait(n)) : .failure(Message(text: "must be 0 or more seconds, or \"forever\""))
-        case .status, .webViewers, .driftCompensation:
+        case .status, .webViewers, .driftCompensation, .link:
             guard let b = node.bool else { return .failure(Message(text: "must be true or false, found \(describe(node))")) }
             return .success(.flag(b))
         case .record, .recordFormat, .webCert, .webKey:
@@ -127,7 +127,7 @@ public struct SettingsReader: Sendable {
         if let rack { settings[.rack] = PlaySettings.Entry(.text(rack), .flag("RACK argument")) }
         for key in PlaySettingKey.allCases {
             guard let flag = key.flag else { continue }
-            if key == .status || key == .driftCompensation {
+            if key == .status || key == .driftCompensation || key == .link {
                 if flags.contains(flag) { settings[key] = PlaySettings.Entry(.flag(true), .flag(flag)) }
                 continue
             }
@@ -162,7 +162,7 @@ public struct SettingsReader: Sendable {
             return integer(key, n, written: text)
         case .osc, .web, .oscAllow, .webPin:
             return remote(key, text)
-        case .status, .webViewers, .driftCompensation:
+        case .status, .webViewers, .driftCompensation, .link:
             switch text.trimmingSpaces.lowercased() {
             case "1", "true", "yes", "on": return .success(.flag(true))
             case "0", "false", "no", "off": return .success(.flag(false))

@@ -1,6 +1,7 @@
 import StageCore
 import StageControl
 import StageDrivers
+import StageLink
 import StageService
 import StageSynth
 import Synchronization
@@ -14,7 +15,7 @@ enum PlayCommand {
     static let help = """
         usage: stagerack play [RACK|SETLIST] [--playback PCM] [--capture PCM] [--rate HZ] [--period FRAMES]
                               [--periods N] [--capture-channels N] [--format FORMAT] [--hardware-latency FRAMES]
-                              [--drift-compensation]
+                              [--drift-compensation] [--link]
                               [--duration SECONDS] [--status] [--watch] [--meters]
                               [--device-wait SECONDS|forever] [--config FILE | --no-config]
                               [--record DIR] [--record-format wav|flac]
@@ -34,6 +35,8 @@ enum PlayCommand {
           --drift-compensation  capture and playback are different cards (two clocks): resample
                               the capture to the playback clock, steered by their measured
                               drift (config: driftCompensation; off by default)
+          --link              join the Ableton Link session on the network: the band's shared
+                              tempo and beat (config: link; off by default)
           --format FORMAT     force FLOAT_LE, S32_LE, S24_LE, S24_3LE or S16_LE (default: the best offered)
           --duration SECONDS  stop after this long (default: run until SIGINT/SIGTERM)
           --status            print one status line per second on stderr
@@ -69,6 +72,8 @@ enum PlayCommand {
         var hardwareLatency: Int?
         /// `--drift-compensation`: capture on another card is resampled to playback's clock.
         var compensateDrift = false
+        /// `--link`: the rack follows the Ableton Link session on the network.
+        var link = false
         var service = ServiceSetup()
     }
 
@@ -78,7 +83,7 @@ enum PlayCommand {
             valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels",
                            "--hardware-latency"]
                 + serviceValueOptions,
-            flagOptions: ["--status", "--watch", "--drift-compensation"] + serviceFlagOptions)
+            flagOptions: ["--status", "--watch", "--drift-compensation", "--link"] + serviceFlagOptions)
         // Config file < environment < flags, over the rack's io section (PlayService.swift).
         let (setup, setlist, rack) = try resolveSetup(a)
         do {
@@ -104,6 +109,8 @@ final class LiveSession {
     /// What "save" from the page last wrote to each rack file (PlaySave.swift): control
     /// thread writes, main reads (`--watch` ignores the rack's own write).
     let ownWrites = Locked<[String: String]>([:])
+    /// `--link`: the Link session the player follows, kept alive for the whole run.
+    var linkSession: LinkSession?
 
     init(setup: PlayCommand.Setup, setlist: Setlist, rack: RackDescription) {
         self.setup = setup
@@ -210,6 +217,8 @@ final class LiveSession {
         var live = LiveAudio(playback: playback, capture: capture, player: player, frameLimit: limit, recorder: recorder,
                              drift: try driftCompensator(capture: capture, playback: playback, log: true))
         if live.isPaced { Log.info("playback \(playback.configuration.device) keeps no time (alsa-lib's file or null plugin): pacing to the wall clock") }
+        if setup.link { linkSession = startLink(player: player, tempo: engine.tempo, beatsPerBar: engine.beatsPerBar, latencySeconds: latencyMs / 1000) }
+        var linkWatch = LinkWatch()
         var framesBefore = 0
         let status = makeStatusView()  // --status / --meters, xrun lines (PlayService.swift)
         var announced = false
@@ -275,8 +284,9 @@ final class LiveSession {
                 status.snapshot = recalled.get()
                 watchRecording(recorder, songIndex: switcher.currentIndex, state: &recording)
                 let reading = live.status()
+                status.link = linkSession.map { linkWatch.update($0, rack: player.playingTempo) } ?? nil
                 if let remote {
-                    remoteFeed.publish(reading, hasCapture: capture != nil, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts, to: remote)
+                    remoteFeed.publish(reading, hasCapture: capture != nil, link: status.link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts, to: remote)
                     webServer?.wake()  // main → web: new meters
                 }
                 status.update(reading, hasCapture: capture != nil)

@@ -175,7 +175,7 @@ struct RemoteMeterFeed {
     }
 
     func publish(
-        _ s: LiveAudio.Status, hasCapture: Bool, gainReduction: [UnitMeterReading], readouts: [UnitReadoutReading], to hub: RemoteHub
+        _ s: LiveAudio.Status, hasCapture: Bool, link: LinkStatus?, gainReduction: [UnitMeterReading], readouts: [UnitReadoutReading], to hub: RemoteHub
     ) {
         var m = RemoteMeters()
         m.peakIn = hasCapture ? s.peakIn : nil
@@ -184,6 +184,7 @@ struct RemoteMeterFeed {
         m.xruns = s.xruns
         m.tempo = s.tempo
         m.tempoSource = s.tempoSource?.name
+        m.link = link.map { RemoteMeters.Link(peers: $0.peers, tempo: $0.tempo, beat: $0.beat, micros: $0.micros) }
         m.gainReduction = gainReduction.map { RemoteMeters.GainReduction(unit: $0.unitID, dB: $0.value) }
         m.readouts = readouts.map { r in
             RemoteMeters.Readout(unit: r.unitID, text: r.text, values: r.unit.readouts.map { .init(name: $0.name, value: $0.value) })

@@ -86,6 +86,7 @@ extension PlayCommand {
             watch: a.flags.contains("--watch"),
             hardwareLatency: s.integer(.hardwareLatency),
             compensateDrift: s.flag(.driftCompensation) ?? false,
+            link: s.flag(.link) ?? false,
             service: service)
         return (setup, setlist, rack)
     }
@@ -203,6 +204,8 @@ final class StatusView {
     private var loggedLostFrames = 0
     private var framesAtXrunLine = 0
     private var warnedStarved = false
+    /// With `--link`: the session as the last block read it.
+    var link: LinkStatus?
     var lastDriftLine = 0.0
     var loggedDriftTrouble = 0
 
@@ -223,6 +226,7 @@ final class StatusView {
         r.readouts = readouts
         r.driftPPM = s.drift?.ppm
         r.resamplingRatio = s.drift?.ratio
+        r.link = link
         return r
     }
 

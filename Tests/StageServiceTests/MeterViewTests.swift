@@ -113,6 +113,16 @@ final class MeterViewTests: XCTestCase {
         XCTAssertEqual(statusLine(r), "load 4% | xruns 0 | out -inf dBFS | midi 3 (last: cc 7 = 100)", "no capture: no input level")
     }
 
+    /// With `play --link`: the session's peers and tempo, the beat at a time on Link's clock
+    /// and the rack's tempo, in the status line and as a line of the meters.
+    func testLinkShowsWhenOn() {
+        var r = recorded[3]
+        r.link = LinkStatus(peers: 1, tempo: 100, beat: -0.25, micros: 12_345_678, rackTempo: 100, rackSource: "Link")
+        let text = "link 1 peer, 100.00 BPM, beat -0.250000 at 12345678 us, rack 100.00 BPM (Link)"
+        XCTAssertEqual(statusLine(r), "load 6% | xruns 0 | \(text) | in -6.0 dBFS | out -12.0 dBFS | midi off")
+        XCTAssertTrue(MeterView(width: 100).lines(r).contains(text))
+    }
+
     /// Lost and late MIDI and the dynamics units' gain reduction show when there is some.
     func testMIDITroubleAndGainReductionShow() {
         var r = recorded[3]

@@ -201,4 +201,17 @@ final class SettingsPrecedenceTests: XCTestCase {
         XCTAssertEqual(try user(environment: ["STAGERACK_DEVICE_WAIT": "0"]).settings.wait(.deviceWait), .some(0))
         XCTAssertEqual(try user(environment: ["STAGERACK_STATUS": "on"]).settings.flag(.status), true)
     }
+
+    func testLinkFromTheConfigTheEnvironmentOrTheFlag() throws {
+        let file = "/etc/stagerack/stagerack.json"
+        XCTAssertEqual(try user(files: [file: #"{ "link": true }"#]).settings.flag(.link), true)
+        XCTAssertEqual(try user(files: [file: #"{ "link": true }"#], environment: ["STAGERACK_LINK": "off"]).settings.flag(.link), false)
+        let flagged = try user(files: [file: #"{ "link": false }"#], flags: ["--link"]).settings
+        XCTAssertEqual(flagged.flag(.link), true)
+        XCTAssertEqual(flagged[.link]?.origin, .flag("--link"))
+        XCTAssertNil(try user().settings.flag(.link), "off unless set")
+        XCTAssertThrowsError(try user(files: [file: "{\n  \"link\": \"band\"\n}"])) { e in
+            XCTAssertTrue("\(e)".contains("\(file):2:11: link: must be true or false, found \"band\""), "\(e)")
+        }
+    }
 }

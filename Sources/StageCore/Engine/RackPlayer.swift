@@ -106,6 +106,14 @@ public final class RackPlayer: @unchecked Sendable {
         (Double(bitPattern: tempoBits.load(ordering: .relaxed)), TempoSource(rawValue: tempoSourceRaw.load(ordering: .relaxed)))
     }
 
+    /// The shared session the playing rack follows (`play --link`), nil: none. Set by the
+    /// control thread before the render thread starts; read by the render thread only.
+    /// Unowned: whoever sets it keeps it alive while anything renders (no retain a block).
+    public unowned(unsafe) var session: (any TempoSession)?
+    /// The session as this block read it, and the tap tempo proposed last. Thread: render.
+    var sessionState = TempoSessionState(tempo: 0, beat: 0, shared: false)
+    var proposedTap = 0.0
+
     // Output fade for stopping.
     let fadeOutRequested = Atomic<Bool>(false)
     let fadedOut = Atomic<Bool>(false)
@@ -210,12 +218,40 @@ public final class RackPlayer: @unchecked Sendable {
     public func render(frameCount n: Int, input: AudioBus?, output: AudioBus) {
         if canBeginSwitch, let p = incoming.pop() { beginSwitch(to: p) }
         routeEvents(before: sampleTime + Int64(n))
+        if let session { followSession(session) }
         renderCurrent(frames: n, input: input, output: output)
+        if let session { proposeTempo(session) }
         tempoBits.store(current.tempo.bitPattern, ordering: .relaxed)
         tempoSourceRaw.store(current.tempoSource?.rawValue ?? -1, ordering: .relaxed)
         for k in 0..<Self.maxTails where tails[k].active { renderTail(k, frames: n, input: input, output: output) }
         if fadeOutRequested.load(ordering: .relaxed) { applyStopFade(frames: n, output: output) }
         sampleTime += Int64(n)
+    }
+
+    /// The playing rack takes the session's beat grid, and its tempo while a peer shares it.
+    /// Thread: render.
+    @inline(__always)
+    private func followSession(_ session: any TempoSession) {
+        sessionState = session.read(quantum: current.beatsPerBar)
+        current.followSession(tempo: sessionState.shared ? sessionState.tempo : nil, beat: sessionState.beat)
+    }
+
+    /// What this box says goes to the session: a running MIDI clock's tempo; a new tap
+    /// tempo (taps, the remote's tempo); while no peer shares it, the rack's own tempo (so
+    /// the session mirrors the rack until a band joins). Thread: render.
+    @inline(__always)
+    private func proposeTempo(_ session: any TempoSession) {
+        let sources = current.tempoSources
+        var proposal = 0.0
+        if sources.clock > 0 {
+            proposal = sources.clock
+        } else if !sessionState.shared {
+            proposal = current.tempo
+        } else if sources.tap > 0 && sources.tap != proposedTap {
+            proposal = sources.tap
+        }
+        proposedTap = sources.tap
+        if proposal > 0 && abs(proposal - sessionState.tempo) > 1e-3 { session.propose(tempo: proposal) }
     }
 
     /// The playing rack into `output`, fading in after a switch; `output`'s channels it

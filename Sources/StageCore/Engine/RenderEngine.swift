@@ -29,6 +29,9 @@ public final class RenderEngine: @unchecked Sendable {
     public private(set) var beatPosition: Double = 0
     /// Units that can give a tempo (loopers), read after each block. Found once, on the control thread.
     let tempoReporters: [any UnitTempoReporter]
+    /// Beats in the rack's bar: its first looper's `beatsPerBar`, else 4. A shared session's
+    /// phase is kept to it (Link's quantum). Found once, on the control thread.
+    public let beatsPerBar: Double
     /// The rack's `midi.clock` (read once: nothing of the rack description on the render thread).
     let followsClock: Bool
     /// What the output safety stage fixed so far.
@@ -80,6 +83,7 @@ public final class RenderEngine: @unchecked Sendable {
         tempoSource = tempoSources.winner
         beatsPerFrame = tempo / (60 * plan.sampleRate)
         tempoReporters = plan.units.compactMap { $0 as? any UnitTempoReporter }
+        beatsPerBar = Double(tempoReporters.first?.beatsPerBar ?? 4)
         followsClock = plan.rack.midi.clock
         safetyCounters = .allocate(capacity: 1)
         safetyCounters.initialize(to: SafetyCounters())
@@ -197,6 +201,18 @@ public final class RenderEngine: @unchecked Sendable {
         tempo = tempoSources.tempo
         tempoSource = tempoSources.winner
         beatsPerFrame = tempo / (60 * plan.sampleRate)
+    }
+
+    /// Follows a shared session (`TempoSession`) at the block about to render: its tempo
+    /// as the `.link` source while a peer shares it (`nil` withdraws it), and its beat as
+    /// the rack's beat grid. Thread: render, before `render`.
+    public func followSession(tempo sessionTempo: Double?, beat: Double) {
+        let link = TempoSources.valid(sessionTempo ?? 0)
+        if link != tempoSources.link {
+            tempoSources.set(.link, link)
+            tempoChanged()
+        }
+        beatPosition = beat
     }
 
     /// Takes over the MIDI clock's tempo of the rack played before a switch (the clock

@@ -116,6 +116,8 @@ public final class LooperUnit: RackUnit, UnitTransport, UnitTempoReporter {
     var recordBarFrames = 0.0
     /// The tempo the first loop gives the rack (0: none). Thread: render.
     public private(set) var reportedTempo = 0.0
+    /// The looper's bar (`beatsPerBar`), the rack's bar for a shared session (`UnitTempoReporter`).
+    public var beatsPerBar: Int { grid.beatsPerBar }
 
     let publishedState = Atomic<Int>(0)
     let publishedPosition = Atomic<Int>(0)
