@@ -93,6 +93,31 @@ final class EngineTests: XCTestCase {
         XCTAssertEqual(allocations, 0, "the render loop allocated \(allocations) times in 5000 blocks")
     }
 
+    /// Tempo events (taps, the song, MIDI clock, withdrawals) change the tempo on the render
+    /// thread without allocating (a `winner.map(value)` once boxed a partial application of
+    /// `value` per event).
+    func testTempoEventsAllocateNothing() throws {
+        guard alloc_counter_available() != 0 else { throw XCTSkip("allocation counter needs glibc") }
+        #if DEBUG
+        throw XCTSkip("counts are for release builds (debug Swift allocates lazily); `make test` runs release")
+        #endif
+        let plan = try RackBuilding.plan(rack, maxFrames: 128)
+        let engine = RenderEngine(plan: plan)
+        let driver = EngineDriver(engine: engine)
+        driver.render(frameCount: 128)  // warm-up block
+        let sources: [TempoSource] = TempoSource.allCases
+        alloc_counter_start()
+        for block in 0..<2000 {
+            let source: TempoSource = sources[block % sources.count]
+            let bpm: Double = block % 5 == 4 ? 0 : 60 + Double(block % 97)
+            driver.push(.tempo(bpm, source: source, at: engine.sampleTime + 3))
+            driver.render(frameCount: 128)
+        }
+        let allocations = alloc_counter_stop()
+        XCTAssertEqual(allocations, 0, "2000 tempo events allocated \(allocations) times")
+        XCTAssertGreaterThan(engine.tempo, 0)
+    }
+
     func testEventsForNowApplyAtTheNextBlockAtAnyTime() throws {
         let plan = try RackBuilding.plan(rack, maxFrames: 64)
         let engine = RenderEngine(plan: plan)

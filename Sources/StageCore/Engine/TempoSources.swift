@@ -69,8 +69,12 @@ public struct TempoSources: Sendable, Equatable {
         return nil
     }
 
-    /// The rack's tempo in BPM.
-    public var tempo: Double { winner.map(value) ?? Self.fallback }
+    /// The rack's tempo in BPM. (Not `winner.map(value)`: that boxes a partial application
+    /// of `value`, one heap allocation a call, on the render thread.)
+    public var tempo: Double {
+        guard let source = winner else { return Self.fallback }
+        return value(source)
+    }
 }
 
 /// A unit that can give the rack a tempo (the looper's first loop), read by the engine after
