@@ -111,9 +111,7 @@ final class FeedbackTests: XCTestCase {
     /// (racks/README.md says so): it is notched.
     func testSteadyPureToneIsTakenForFeedback() throws {
         let tone = Measure.sine(frequency: 1000, frames: Int(sr), amplitude: 0.1)
-        debugFeedback = true
         let r = try through(tone)
-        debugFeedback = false
         XCTAssertGreaterThanOrEqual(r.deepest, 6)
         XCTAssertEqual(r.at, 1000, accuracy: 2)
     }

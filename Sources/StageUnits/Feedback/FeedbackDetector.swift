@@ -12,7 +12,9 @@ import Glibc
 ///    harmonics of a low voice do not.
 /// 2. **Tracks**: each peak continues the track within one bin of it (up to 16 tracks),
 ///    its frequency measured to a fraction of a hertz from the phase advance over the hop
-///    (the phase vocoder's estimate) and its level kept.
+///    (the phase vocoder's estimate) and its level kept. A track that moves by more than
+///    4 cents starts its measurement over; one that moved by 10 cents or more (a vibrato's
+///    swing, a glide) must then hold still for 12 hops (128 ms) before it may count.
 /// 3. **Decision**: a track is feedback once it has lasted `persistence` hops (3–8 with the
 ///    sensitivity), its frequency has moved by less than 4 cents (and 1 Hz) over its life
 ///    (a sung note's vibrato moves it tens of cents), its level has not fallen by more than
@@ -22,7 +24,6 @@ import Glibc
 /// A track that is found is re-armed, so a howl that still rings after its notch is found
 /// again (and the notch deepened) two hops later. Memory is allocated in `init`;
 /// `analyze` allocates nothing. Thread: made on the control thread; used on the render thread.
-nonisolated(unsafe) public var debugFeedback = false
 final class FeedbackDetector {
     struct Track {
         var active = false
@@ -34,7 +35,13 @@ final class FeedbackDetector {
         var level: Float = 0
         var lowHz: Double = 0
         var highHz: Double = 0
+        /// Hops since the tone last moved by 10 cents or more (a vibrato's swing).
+        var sinceMove = 1000
     }
+
+    /// Hops a tone that moved must then hold still before it can be feedback: more than
+    /// half a slow vibrato's cycle (5 Hz), so a sung note is not caught at its turning points.
+    static let stillAfterMove = 12
 
     static let trackCount = 16
     static let candidateCount = 8
@@ -49,8 +56,9 @@ final class FeedbackDetector {
     let power: UnsafeMutablePointer<Float>
     let tracks: UnsafeMutablePointer<Track>
     let candidates: UnsafeMutablePointer<Int>
-    /// This analysis's findings (frequency, level dBFS), `foundCount` of them.
-    let found: UnsafeMutablePointer<(hz: Double, level: Float)>
+    /// This analysis's findings (frequency, and how many dB it grew while it was
+    /// watched), `foundCount` of them.
+    let found: UnsafeMutablePointer<(hz: Double, growth: Float)>
     private(set) var foundCount = 0
     let lowBin: Int
     let highBin: Int
@@ -107,8 +115,8 @@ final class FeedbackDetector {
         }
         fft.transform(re, im)
         for k in 0...(size / 2) { power[k] = re[k] * re[k] + im[k] * im[k] }
-        let prominence = powf(10, (30 - 16 * sensitivity) / 10)
-        let persistence = Int((8 - 5 * sensitivity).rounded())
+        let prominence = powf(10, (28 - 16 * sensitivity) / 10)
+        let persistence = max(2, Int((6 - 6 * sensitivity).rounded()))
         let candidateTotal = findCandidates(prominence: prominence)
         updateTracks(candidateTotal, persistence: persistence)
         for k in 0..<(size / 2) {
@@ -175,6 +183,17 @@ final class FeedbackDetector {
                 break
             }
             if slot < 0 {
+                // A tone that jumped 2–3 bins in a hop (a wide vibrato) continues its track, moved.
+                for t in 0..<Self.trackCount where tracks[t].active && tracks[t].missed > 0 && abs(tracks[t].bin - k) <= 3 {
+                    slot = t
+                    tracks[t].sinceMove = -1
+                    tracks[t].lowHz = hz
+                    tracks[t].highHz = hz
+                    tracks[t].hops = 1
+                    break
+                }
+            }
+            if slot < 0 {
                 for t in 0..<Self.trackCount where !tracks[t].active {
                     slot = t
                     break
@@ -188,18 +207,23 @@ final class FeedbackDetector {
             t.missed = 0
             t.level = level
             t.hops += 1
-            if t.hops == 2 {
-                // The first hop's phase advance was measured against a spectrum without this peak.
+            let spread = max(t.highHz, hz) - min(t.lowHz, hz)
+            t.sinceMove += 1
+            if t.hops > 2 && spread > max(allowedSpread(hz), hz * 0.0058) { t.sinceMove = 0 }
+            if t.hops == 2 || (t.hops > 2 && spread > allowedSpread(hz)) {
+                // Measured afresh: the first hop's phase advance came from a spectrum without
+                // this peak, and a tone that moved (vibrato, a glide, noise) starts over.
                 t.lowHz = hz
                 t.highHz = hz
+                t.hops = 2
+                t.firstLevel = level
             } else if t.hops > 2 {
                 t.lowHz = min(t.lowHz, hz)
                 t.highHz = max(t.highHz, hz)
             }
-            if debugFeedback { print("track bin \(k) hz \(hz) hops \(t.hops) level \(level) first \(t.firstLevel) spread \(t.highHz - t.lowHz) harm \(hasHarmonicRelative(hz, bin: k))") }
-            if t.hops >= persistence && isFeedback(t, bin: k) {
+            if t.hops >= persistence && t.sinceMove >= Self.stillAfterMove && isFeedback(t, bin: k) {
                 if foundCount < Self.candidateCount {
-                    found[foundCount] = (hz, level)
+                    found[foundCount] = (hz, level - t.firstLevel)
                     foundCount += 1
                 }
                 // Re-armed: found again two hops later if it still rings.
@@ -213,32 +237,45 @@ final class FeedbackDetector {
         for t in 0..<Self.trackCount where tracks[t].active && tracks[t].missed > 1 { tracks[t].active = false }
     }
 
+    /// How far a steady tone's frequency may move over its track: 4 cents, at least 1 Hz.
+    @inline(__always)
+    func allowedSpread(_ hz: Double) -> Double { max(1.0, hz * 0.0023) }
+
     /// Steady in frequency, not decaying, and alone (no harmonic series). Thread: render.
     func isFeedback(_ t: Track, bin k: Int) -> Bool {
-        let spread = t.highHz - t.lowHz
-        let allowed = max(1.0, t.hz * (pow(2, 4.0 / 1200) - 1))
-        guard spread <= allowed else { return false }
+        guard t.highHz - t.lowHz <= allowedSpread(t.hz) else { return false }
         guard t.level >= t.firstLevel - 3 else { return false }
         return !hasHarmonicRelative(t.hz, bin: k)
     }
 
-    /// True when a prominent peak within 20 dB of bin `k` sits where a harmonic next to it
-    /// would be, were `hz` harmonic n (1…12) of a voice: at (n − 1)/n or (n + 1)/n of `hz`
-    /// (a fundamental from 75 Hz up). Thread: render.
+    /// True when a prominent peak within 20 dB of bin `k` sits where a voice's harmonic
+    /// would be: at ½ or ⅓ of `hz`, or next to it as harmonic n. Thread: render.
     func hasHarmonicRelative(_ hz: Double, bin k: Int) -> Bool {
         let binHz = sampleRate / Double(size)
         let limit = power[k] * 0.01
-        for n in 1...12 {
+        // Harmonic 2 or 3 of a stronger tone (a voice's, or a clipped howl's own).
+        for d in 2...3 where isProminentPeak(near: hz / Double(d), binHz: binHz, above: limit, awayFrom: k) { return true }
+        // Harmonic n (1…16) of a fundamental from 75 Hz up: a harmonic next to it, at
+        // (n − 1)/n or (n + 1)/n of `hz`; from n = 9 on, both (the loop's own modes, about
+        // 1/delay apart, would otherwise pass for a series).
+        for n in 1...16 {
             let f0 = hz / Double(n)
             guard f0 >= 3.2 * binHz else { break }
-            for side in 0..<2 where n > 1 || side == 1 {
-                let centre = Int(((side == 0 ? hz - f0 : hz + f0) / binHz).rounded())
-                guard centre - 1 > 3, centre + 1 < size / 2 - 10 else { continue }
-                for b in (centre - 1)...(centre + 1) where abs(b - k) >= 3 {
-                    let p = power[b]
-                    if p > limit && p > power[b - 1] && p >= power[b + 1] && p > 10 * neighbourhood(b) { return true }
-                }
-            }
+            let below = n > 1 && isProminentPeak(near: hz - f0, binHz: binHz, above: limit, awayFrom: k)
+            let above = isProminentPeak(near: hz + f0, binHz: binHz, above: limit, awayFrom: k)
+            if n <= 8 ? (below || above) : (below && above) { return true }
+        }
+        return false
+    }
+
+    /// True when a local peak over `limit`, 10 dB over its neighbourhood, lies within a bin
+    /// of `hz` (and 3 bins or more from bin `k`). Thread: render.
+    func isProminentPeak(near hz: Double, binHz: Double, above limit: Float, awayFrom k: Int) -> Bool {
+        let centre = Int((hz / binHz).rounded())
+        guard centre - 1 > 3, centre + 1 < size / 2 - 10 else { return false }
+        for b in (centre - 1)...(centre + 1) where abs(b - k) >= 3 {
+            let p = power[b]
+            if p > limit && p > power[b - 1] && p >= power[b + 1] && p > 10 * neighbourhood(b) { return true }
         }
         return false
     }

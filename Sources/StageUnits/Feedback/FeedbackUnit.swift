@@ -121,7 +121,7 @@ public final class FeedbackUnit: RackUnit, UnitReadout, UnitSavedState {
             if now % Int64(detector.hop) == 0 && now >= Int64(detector.size) {
                 detector.analyze(ring: ring, mask: mask, now: now, sensitivity: p[0][i - 1] / 100)
                 for f in 0..<detector.foundCount {
-                    notch(detector.found[f].hz, liveLimit: Int(p[1][i - 1].rounded()), maxDepth: p[2][i - 1])
+                    notch(detector.found[f].hz, growth: detector.found[f].growth, liveLimit: Int(p[1][i - 1].rounded()), maxDepth: p[2][i - 1])
                 }
             }
         }
@@ -154,9 +154,10 @@ public final class FeedbackUnit: RackUnit, UnitReadout, UnitSavedState {
         }
     }
 
-    /// Notches a howl at `hz`: deepens the notch that covers it, or places a new one.
-    /// Thread: render.
-    func notch(_ hz: Double, liveLimit: Int, maxDepth: Float) {
+    /// Notches a howl at `hz`: deepens the notch that covers it, or places a new one; a howl
+    /// that grew by 6 dB or more while it was watched gets 3 dB more. Thread: render.
+    func notch(_ hz: Double, growth: Float, liveLimit: Int, maxDepth: Float) {
+        let extra: Float = growth >= 6 ? Self.depthStep : 0
         let notches = bank.notches
         var nearest = -1
         var nearestDistance = Double.infinity
@@ -176,7 +177,7 @@ public final class FeedbackUnit: RackUnit, UnitReadout, UnitSavedState {
                 n.width = min(Self.widestWidth, high - low)
                 n.hz = pow(2, (low + high) / 2)
             }
-            n.target = min(maxDepth, n.target + Self.depthStep)
+            n.target = min(maxDepth, n.target + Self.depthStep + extra)
             n.lastRung = now
             if ringOut { n.fixed = true }
             n.design(sampleRate: sampleRate)
@@ -190,7 +191,7 @@ public final class FeedbackUnit: RackUnit, UnitReadout, UnitSavedState {
         n.fixed = ringOut
         n.hz = hz
         n.width = Self.firstWidth
-        n.target = min(maxDepth, Self.firstDepth)
+        n.target = min(maxDepth, Self.firstDepth + extra)
         n.lastRung = now
         n.design(sampleRate: sampleRate)
         notches[slot] = n
