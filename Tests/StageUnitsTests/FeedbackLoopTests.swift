@@ -94,11 +94,13 @@ final class FeedbackLoopTests: XCTestCase {
             let caught = try XCTUnwrap(firstNotch, "\(room.name): no notch at all")
             let ms = Double(caught - crossing) / sr * 1000, afterAudible = Double(caught - audible) / sr * 1000
             let notches = unit.notchReadings.map { "\(Int($0.hz)) Hz -\(Int($0.depth)) dB" }.joined(separator: ", ")
-            report.append(
-                "\(room.name): first notch \(String(format: "%.0f", ms)) ms after the critical gain (the howl audible without the unit "
-                    + "\(String(format: "%.0f", Double(audible - crossing) / sr * 1000)) ms after it: caught \(String(format: "%.0f", afterAudible)) ms after that), "
-                    + "worst rise \(String(format: "%+.1f", rise.rise)) dB at \(String(format: "%.2f", Double(rise.at - crossing) / sr)) s "
-                    + "(without the unit \(String(format: "%+.1f", bareRise.rise)) dB; level before \(String(format: "%.1f", start)) dBFS); notches \(notches)")
+            let audibleMs: Double = Double(audible - crossing) / sr * 1000
+            let riseAt: Double = Double(rise.at - crossing) / sr
+            let when: String = "first notch \(String(format: "%.0f", ms)) ms after the critical gain"
+            let heard: String = "the howl audible without the unit \(String(format: "%.0f", audibleMs)) ms after it: caught \(String(format: "%.0f", afterAudible)) ms after that"
+            let grew: String = "worst rise \(String(format: "%+.1f", rise.rise)) dB at \(String(format: "%.2f", riseAt)) s"
+            let bareText: String = "without the unit \(String(format: "%+.1f", bareRise.rise)) dB; level before \(String(format: "%.1f", start)) dBFS"
+            report.append("\(room.name): \(when) (\(heard)), \(grew) (\(bareText)); notches \(notches)")
             XCTAssertLessThanOrEqual(afterAudible, 100, "\(room.name): caught late")
             XCTAssertLessThanOrEqual(rise.rise, 6, "\(room.name): howl grew")
             XCTAssertGreaterThan(bareRise.rise, 20, "\(room.name): without the unit the push must howl")

@@ -78,24 +78,31 @@ public struct FeedbackUnitType: UnitType {
         guard items.count <= FeedbackNotchBank.capacity else {
             throw UnitError("\(items.count) notches; at most \(FeedbackNotchBank.capacity)")
         }
-        return try items.enumerated().map { (i, item) throws(UnitError) in
+        var out: [FeedbackNotchReading] = []
+        for (i, item) in items.enumerated() {
             guard let fields = item.members else { throw UnitError("notch \(i + 1): an object { \"hz\", \"depth\", \"width\" }") }
             for f in fields where !["hz", "depth", "width"].contains(f.key) {
                 throw UnitError("notch \(i + 1): unknown key \"\(f.key)\" (hz, depth, width)")
             }
-            func number(_ key: String, _ range: ClosedRange<Double>, _ fallback: Double?) throws(UnitError) -> Double {
-                guard let v = fields.first(where: { $0.key == key })?.value else {
-                    if let fallback { return fallback }
-                    throw UnitError("notch \(i + 1): \"\(key)\" is missing")
-                }
-                guard let x = v.number, range.contains(x) else {
-                    throw UnitError("notch \(i + 1): \"\(key)\" must be a number \(formatNumber(range.lowerBound))…\(formatNumber(range.upperBound))")
-                }
-                return x
-            }
-            return FeedbackNotchReading(
-                hz: try number("hz", 20...20000, nil), depth: try number("depth", 0...40, nil),
-                width: try number("width", 1.0 / 80...0.1, FeedbackUnit.firstWidth), fixed: true)
+            let hz = try number(fields, "hz", 20...20000, nil, notch: i + 1)
+            let depth = try number(fields, "depth", 0...40, nil, notch: i + 1)
+            let width = try number(fields, "width", 1.0 / 80...0.1, FeedbackUnit.firstWidth, notch: i + 1)
+            out.append(FeedbackNotchReading(hz: hz, depth: depth, width: width, fixed: true))
         }
+        return out
+    }
+
+    /// Member `key` of a notch, a number in `range` (`fallback` when absent, nil: required).
+    static func number(
+        _ fields: [JSONMember], _ key: String, _ range: ClosedRange<Double>, _ fallback: Double?, notch: Int
+    ) throws(UnitError) -> Double {
+        guard let v = fields.first(where: { $0.key == key })?.value else {
+            if let fallback { return fallback }
+            throw UnitError("notch \(notch): \"\(key)\" is missing")
+        }
+        guard let x = v.number, range.contains(x) else {
+            throw UnitError("notch \(notch): \"\(key)\" must be a number \(formatNumber(range.lowerBound))…\(formatNumber(range.upperBound))")
+        }
+        return x
     }
 }
