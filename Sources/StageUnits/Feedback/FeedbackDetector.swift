@@ -48,7 +48,9 @@ final class FeedbackDetector {
     let size: Int
     let hop: Int
     let sampleRate: Double
-    let fft: FeedbackFFT
+    let fft: FeedbackRealFFT
+    /// The windowed input of one analysis (size).
+    let frame: UnsafeMutablePointer<Float>
     let window: UnsafeMutablePointer<Float>
     let re: UnsafeMutablePointer<Float>
     let im: UnsafeMutablePointer<Float>
@@ -71,7 +73,8 @@ final class FeedbackDetector {
         while Double(n) < 0.04 * sampleRate { n *= 2 }
         size = n
         hop = n / 4
-        fft = FeedbackFFT(size: n)
+        fft = FeedbackRealFFT(size: n)
+        frame = .allocate(capacity: n)
         window = .allocate(capacity: n)
         for i in 0..<n { window[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n))) }
         re = .allocate(capacity: n)
@@ -90,7 +93,7 @@ final class FeedbackDetector {
 
     func deallocate() {
         fft.deallocate()
-        for p in [window, re, im, previous, power] { p.deallocate() }
+        for p in [window, frame, re, im, previous, power] { p.deallocate() }
         tracks.deallocate()
         candidates.deallocate()
         found.deallocate()
@@ -109,11 +112,8 @@ final class FeedbackDetector {
     /// with `sensitivity` 0…1; fills `found`. Thread: render.
     func analyze(ring: UnsafePointer<Float>, mask: Int, now: Int64, sensitivity: Float) {
         let start = Int((now - Int64(size)) & Int64(mask))
-        for i in 0..<size {
-            re[i] = ring[(start + i) & mask] * window[i]
-            im[i] = 0
-        }
-        fft.transform(re, im)
+        for i in 0..<size { frame[i] = ring[(start + i) & mask] * window[i] }
+        fft.transform(frame, re, im)
         for k in 0...(size / 2) { power[k] = re[k] * re[k] + im[k] * im[k] }
         let prominence = powf(10, (28 - 16 * sensitivity) / 10)
         let persistence = max(2, Int((6 - 6 * sensitivity).rounded()))

@@ -56,9 +56,11 @@ struct FeedbackFFT {
             let stride = size / (2 * half)
             var start = 0
             while start < size {
+                var t = 0
                 for k in 0..<half {
-                    let c = cosTable[k * stride], s = sinTable[k * stride]
-                    let a = start + k, b = a + half
+                    let c = cosTable[t], s = sinTable[t]
+                    t &+= stride
+                    let a = start &+ k, b = a &+ half
                     let tr = re[b] * c - im[b] * s
                     let ti = re[b] * s + im[b] * c
                     re[b] = re[a] - tr
@@ -69,6 +71,60 @@ struct FeedbackFFT {
                 start += 2 * half
             }
             half *= 2
+        }
+    }
+}
+
+/// The spectrum of `size` real samples through a complex FFT of half the size (the even
+/// samples as the real part, the odd ones as the imaginary part, then split): half the
+/// work of a complex FFT of the full size. Memory is allocated in `init`; `transform`
+/// allocates nothing. Thread: made on the control thread; `transform` on the render thread.
+struct FeedbackRealFFT {
+    let size: Int
+    private let half: FeedbackFFT
+    private let zr: UnsafeMutablePointer<Float>
+    private let zi: UnsafeMutablePointer<Float>
+    private let cosTable: UnsafeMutablePointer<Float>
+    private let sinTable: UnsafeMutablePointer<Float>
+
+    /// `size`: a power of two, 8 or more.
+    init(size: Int) {
+        self.size = size
+        half = FeedbackFFT(size: size / 2)
+        zr = .allocate(capacity: size / 2)
+        zi = .allocate(capacity: size / 2)
+        cosTable = .allocate(capacity: size / 2)
+        sinTable = .allocate(capacity: size / 2)
+        for k in 0..<(size / 2) {
+            let a = -2 * Double.pi * Double(k) / Double(size)
+            cosTable[k] = Float(cos(a))
+            sinTable[k] = Float(sin(a))
+        }
+    }
+
+    /// Frees the tables. Thread: control.
+    func deallocate() {
+        half.deallocate()
+        for p in [zr, zi, cosTable, sinTable] { p.deallocate() }
+    }
+
+    /// Bins 0…size/2 of the forward transform of `x` (`size` samples) into `re`, `im`
+    /// (`size / 2 + 1` each). Thread: render.
+    func transform(_ x: UnsafePointer<Float>, _ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>) {
+        let m = size / 2
+        for n in 0..<m {
+            zr[n] = x[2 * n]
+            zi[n] = x[2 * n + 1]
+        }
+        half.transform(zr, zi)
+        for k in 0...m {
+            let a = k % m, b = (m - k) % m
+            // Even part E = (Z[k] + conj Z[m−k]) / 2, odd part O = (Z[k] − conj Z[m−k]) / 2i.
+            let er = 0.5 * (zr[a] + zr[b]), ei = 0.5 * (zi[a] - zi[b])
+            let or = 0.5 * (zi[a] + zi[b]), oi = -0.5 * (zr[a] - zr[b])
+            let c = k < m ? cosTable[k] : -1, s = k < m ? sinTable[k] : 0
+            re[k] = er + c * or - s * oi
+            im[k] = ei + c * oi + s * or
         }
     }
 }
