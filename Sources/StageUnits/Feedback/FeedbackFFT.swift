@@ -117,12 +117,17 @@ struct FeedbackRealFFT {
             zi[n] = x[2 * n + 1]
         }
         half.transform(zr, zi)
-        for k in 0...m {
-            let a = k % m, b = (m - k) % m
+        // Bins 0 and m (Nyquist) from Z[0] alone.
+        re[0] = zr[0] + zi[0]
+        im[0] = 0
+        re[m] = zr[0] - zi[0]
+        im[m] = 0
+        for k in 1..<m {
+            let b = m &- k
             // Even part E = (Z[k] + conj Z[m−k]) / 2, odd part O = (Z[k] − conj Z[m−k]) / 2i.
-            let er = 0.5 * (zr[a] + zr[b]), ei = 0.5 * (zi[a] - zi[b])
-            let or = 0.5 * (zi[a] + zi[b]), oi = -0.5 * (zr[a] - zr[b])
-            let c = k < m ? cosTable[k] : -1, s = k < m ? sinTable[k] : 0
+            let er = 0.5 * (zr[k] + zr[b]), ei = 0.5 * (zi[k] - zi[b])
+            let or = 0.5 * (zi[k] + zi[b]), oi = -0.5 * (zr[k] - zr[b])
+            let c = cosTable[k], s = sinTable[k]
             re[k] = er + c * or - s * oi
             im[k] = ei + c * oi + s * or
         }
