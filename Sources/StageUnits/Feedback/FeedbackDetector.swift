@@ -25,6 +25,7 @@ import Glibc
 /// again (and the notch deepened) two hops later. Memory is allocated in `init`;
 /// `analyze` allocates nothing. Thread: made on the control thread; used on the render thread.
 final class FeedbackDetector {
+    /// One tone followed from hop to hop. Thread: render (value).
     struct Track {
         var active = false
         var bin = 0

@@ -20,6 +20,7 @@ import Glibc
 /// in `prepare`; `render` and `reset` allocate, lock and format nothing.
 /// Thread: render (after prepare); readouts and saved state: any but render.
 public final class FeedbackUnit: RackUnit, UnitReadout, UnitSavedState {
+    /// The commands, in the order `FeedbackUnitType.commands` lists them. Thread: any (values).
     public enum Command: Int, CaseIterable {
         case ringOut, clear
         public var name: String { self == .ringOut ? "ring-out" : "clear" }

@@ -11,7 +11,8 @@ import StageCore
 /// long). Commands (`midi.map` `"unit.command"`): `ring-out` (on/off: notches found while
 /// on are fixed, kept and saved with the rack) and `clear` (removes every notch). Setting
 /// `state`: the fixed notches, `{ "notches": [ { "hz": 1250, "depth": 9, "width": 0.025 } ] }`
-/// (what "save" writes after a ring-out). The notches are its readouts.
+/// (what "save" writes after a ring-out). The notches are its readouts. Thread: any (an
+/// immutable description).
 public struct FeedbackUnitType: UnitType {
     public init() {}
     public var name: String { "feedback" }
