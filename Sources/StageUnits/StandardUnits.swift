@@ -10,6 +10,7 @@ public enum StandardUnits {
             HarmonyUnitType(),
             TuneUnitType(),
             TunerUnitType(),
+            FeedbackUnitType(),
             LooperUnitType(),
         ]
     }
