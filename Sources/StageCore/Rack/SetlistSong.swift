@@ -7,7 +7,7 @@
 /// loop), the key the `key` setting of every unit whose type has one (harmony, tune).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
-    static let keys = ["track", "player", "tempo", "key"]
+    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "sections"]
 
     /// The track file, resolved against the setlist's folder; nil: the rack's own.
     public var track: String?
@@ -21,6 +21,8 @@ public struct SetlistSong: Sendable, Equatable {
     /// A key such as "C", "F#" or "Bb".
     public var key: String?
     public var keyLocation: SourceLocation?
+    /// The time signature, length and sections (`SongTimeline`, racks/README.md "Sections").
+    public var timeline = SongTimeline()
 
     public init() {}
 
@@ -60,6 +62,7 @@ public struct SetlistSong: Sendable, Equatable {
                 report(k.value.location, "\(path).key", "must be a key such as \"C\", \"F#\" or \"Bb\"")
             }
         }
+        song.timeline = SongTimeline.read(e, path: path, report: report)
         return song
     }
 
@@ -73,6 +76,11 @@ public struct SetlistSong: Sendable, Equatable {
             rack.tempo = tempo
             rack.songTempo = tempo
         }
+        if !timeline.sections.isEmpty {
+            let problems = timeline.problems(in: rack, setlistFile: setlistFile, songPath: songPath)
+            if !problems.isEmpty { throw RackError(problems) }
+        }
+        rack.timeline = timeline
         if let key {
             for u in rack.units.indices where typeSettings(rack.units[u].type).contains("key") {
                 rack.units[u].settings.set("key", .string(key), at: keyLocation)
