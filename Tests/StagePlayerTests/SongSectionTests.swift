@@ -140,10 +140,10 @@ final class SongSectionTests: XCTestCase {
                 """, extra: ", \"bars\": 8")
         let found = errors { _ = try RackFiles.readSetlist(dir + "/set.json") }
         let expected = [
-            "set.json:3:54: songs[0].sections[0].actions[0]: must be",
-            "set.json:4:26: songs[0].sections[1].at: section \"A\" already starts at 1:1",
-            "set.json:5:26: songs[0].sections[2].at: bar 9 is past the song's end (\"bars\": 8)",
-            "set.json:6:26: songs[0].sections[3].at: must be \"bar:beat\" (bar 1…, beat 1…4)",
+            "set.json:3:59: songs[0].sections[0].actions[0]: must be",
+            "set.json:4:24: songs[0].sections[1].at: section \"A\" already starts at 1:1",
+            "set.json:5:24: songs[0].sections[2].at: bar 9 is past the song's end (\"bars\": 8)",
+            "set.json:6:24: songs[0].sections[3].at: must be \"bar:beat\" (bar 1…, beat 1…4)",
         ]
         XCTAssertEqual(found.count, expected.count, found.joined(separator: "\n"))
         for e in expected {
@@ -158,9 +158,9 @@ final class SongSectionTests: XCTestCase {
         let setlist = try RackFiles.readSetlist(dir + "/set.json")
         let found = errors { _ = try RackFiles.readSong(setlist, 0, registry: PlayerRacks.registry) }
         let expected = [
-            "set.json:3:42: songs[0].sections[0].actions[0]: r.json has no snapshot \"lowd\" (did you mean \"loud\"?)",
-            "set.json:3:59: songs[0].sections[0].actions[1]: a player unit takes",
-            "set.json:3:75: songs[0].sections[0].actions[2]: r.json has no unit \"drums\"",
+            "set.json:3:59: songs[0].sections[0].actions[0]: \(dir)/r.json has no snapshot \"lowd\" (did you mean \"loud\"?)",
+            "set.json:3:76: songs[0].sections[0].actions[1]: a player unit takes \"play\", \"stop\", \"toggle\", \"restart\", not \"jump\"",
+            "set.json:3:92: songs[0].sections[0].actions[2]: \(dir)/r.json has no unit \"drums\"",
         ]
         XCTAssertEqual(found.count, expected.count, found.joined(separator: "\n"))
         for e in expected {

@@ -38,6 +38,8 @@ public final class SongClock: @unchecked Sendable {
     public let largestSection: Int
     let beatsPerBar: Double
     let sampleRate: Double
+    /// The sections' names, in order (for `--status` and the meters). Thread: any (immutable).
+    public let names: [String]
 
     // Render-thread state.
     var anchorFrame: Int64 = 0
@@ -63,6 +65,7 @@ public final class SongClock: @unchecked Sendable {
         let timeline = plan.rack.timeline
         guard !timeline.sections.isEmpty else { return nil }
         beatsPerBar = Double(timeline.beatsPerBar)
+        names = timeline.sections.map(\.name)
         sampleRate = plan.sampleRate
         var events: [EngineEvent] = []
         var list: [Section] = []
@@ -204,5 +207,11 @@ public final class SongClock: @unchecked Sendable {
         let c = (bits >> 16) - 1
         let n = (bits & 0xFFFF) - 1
         return (c >= 0 ? c : nil, n >= 0 ? n : nil)
+    }
+
+    /// The names of the section playing and the next, as of the last block. Thread: any.
+    public var publishedNames: (current: String?, next: String?) {
+        let p = published
+        return (p.current.map { names[$0] }, p.next.map { names[$0] })
     }
 }
