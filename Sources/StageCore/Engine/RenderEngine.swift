@@ -34,6 +34,8 @@ public final class RenderEngine: @unchecked Sendable {
     /// The setlist song's sections on the bar clock (nil: the rack has none). Made with the
     /// engine; `render` moves it. Thread: render.
     public let songClock: SongClock?
+    /// The song's beats in the block being rendered (the clock's list). Thread: render.
+    var songBeats = UnsafeBufferPointer<SongBeat>(start: nil, count: 0)
     /// What the output safety stage fixed so far.
     public var safety: SafetyCounters { safetyCounters.pointee }
 
@@ -151,6 +153,7 @@ public final class RenderEngine: @unchecked Sendable {
                 blockStart: blockStart, frames: frameCount, tempo: tempo, events: blockEvents, count: count,
                 capacity: blockEventCapacity)
             if count > before { sortEvents(count) }
+            songBeats = UnsafeBufferPointer(start: songClock.beats, count: songClock.beatCount)
         }
         parking.takeBack()
         for e in 0..<count where blockEvents[e].kind == .resetAll { panic() }
@@ -347,6 +350,7 @@ public final class RenderEngine: @unchecked Sendable {
             events: UnsafeBufferPointer(start: unitEvents, count: k == 0 ? call.eventCount : 0), hostInput: call.hostInput,
             hostOutput: call.hostOutput, safety: safetyCounters, tempoSource: tempoSource,
             beatPosition: beatPosition + Double(call.start + Int64(k) - sampleTime) * beatsPerFrame)
+        context.songBeats = songBeats
         if signal.active {
             signal.saysSilent.pointee = false
             context.inputSilence = UnsafePointer(signal.inputFlags)

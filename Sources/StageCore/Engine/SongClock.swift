@@ -7,6 +7,18 @@ public enum SectionJump: Int32, Sendable, BitwiseCopyable {
     case repeatCurrent = 2
 }
 
+/// One beat of the song's bar clock, for the click (`RenderContext.songBeats`). Thread:
+/// any (a value).
+@frozen
+public struct SongBeat: Sendable, BitwiseCopyable {
+    /// The absolute engine frame it starts on.
+    public var frame: Int64
+    /// Beats from bar 1 beat 1 (negative in the count-in).
+    public var beat: Int32
+    public var isDownbeat: Bool
+    public var isCountIn: Bool
+}
+
 /// Plays a setlist song's sections (`SongTimeline`) on the render thread: the song's bar
 /// clock follows the rack's tempo (`RenderEngine.tempo`, the documented precedence: MIDI
 /// clock, taps, the song's tempo, the first loop) from bar 1 beat 1 at the rack's first
@@ -38,6 +50,15 @@ public final class SongClock: @unchecked Sendable {
     public let largestSection: Int
     let beatsPerBar: Double
     let sampleRate: Double
+    /// Song beat at the rack's first frame: minus the count-in's beats (0 without one).
+    let firstBeat: Double
+    /// The block's beats (`SongBeat`), made by `advance`. Thread: render writes, the
+    /// block's units read.
+    public let beats: UnsafeMutablePointer<SongBeat>
+    public private(set) var beatCount = 0
+    let beatCapacity: Int
+    /// The next song beat (whole) not yet listed.
+    var nextBeat: Double
     /// The sections' names, in order (for `--status` and the meters). Thread: any (immutable).
     public let names: [String]
 
@@ -63,8 +84,14 @@ public final class SongClock: @unchecked Sendable {
     /// left out). Thread: control.
     public init?(plan: RenderPlan) {
         let timeline = plan.rack.timeline
-        guard !timeline.sections.isEmpty else { return nil }
+        guard !timeline.sections.isEmpty || timeline.countInBars > 0 || plan.unitTypes.contains("click") else { return nil }
         beatsPerBar = Double(timeline.beatsPerBar)
+        firstBeat = -Double(timeline.countInBars * timeline.beatsPerBar)
+        anchorBeat = firstBeat
+        nextBeat = firstBeat
+        // At most 400 BPM: a beat every 0.15 s; one more for a jump inside the block.
+        beatCapacity = Int(Double(plan.maxFrames) * 400 / (60 * plan.sampleRate)) + 3
+        beats = .allocate(capacity: beatCapacity)
         names = timeline.sections.map(\.name)
         sampleRate = plan.sampleRate
         var events: [EngineEvent] = []
@@ -76,7 +103,7 @@ public final class SongClock: @unchecked Sendable {
             list.append(Section(startBeat: Double(section.startBeat(beatsPerBar: timeline.beatsPerBar)), firstAction: first, actionCount: events.count - first))
         }
         sectionCount = list.count
-        sections = .allocate(capacity: list.count)
+        sections = .allocate(capacity: max(list.count, 1))
         sections.initialize(from: list, count: list.count)
         actionTotal = events.count
         actions = .allocate(capacity: max(events.count, 1))
@@ -88,6 +115,7 @@ public final class SongClock: @unchecked Sendable {
     deinit {
         sections.deallocate()
         actions.deallocate()
+        beats.deallocate()
     }
 
     /// The engine events of one action in `plan`. Thread: control (allocates).
@@ -139,6 +167,7 @@ public final class SongClock: @unchecked Sendable {
             if let jump = SectionJump(rawValue: events[e].parameter) { arm(jump, at: max(events[e].sampleTime, blockStart)) }
         }
         let blockEnd = blockStart + Int64(frames)
+        beatCount = 0
         var n = count
         while true {
             let natural = current + 1 < sectionCount ? sections[current + 1].startBeat : Double.infinity
@@ -147,6 +176,7 @@ public final class SongClock: @unchecked Sendable {
             guard beat.isFinite else { break }
             let at = max(frame(ofBeat: beat), blockStart)
             guard at < blockEnd else { break }
+            listBeats(before: at, blockStart: blockStart)
             var target = current + 1
             if jumping, let jump = armed {
                 target = jump == .next ? current + 1 : max(current, 0)
@@ -162,6 +192,7 @@ public final class SongClock: @unchecked Sendable {
             if jumping {
                 anchorFrame = at
                 anchorBeat = section.startBeat
+                nextBeat = section.startBeat
             }
             for k in 0..<section.actionCount {
                 var e = actions[section.firstAction + k]
@@ -171,8 +202,25 @@ public final class SongClock: @unchecked Sendable {
             }
             current = target
         }
+        listBeats(before: blockEnd, blockStart: blockStart)
         publish()
         return n
+    }
+
+    /// Lists the song's beats on the current line that start before frame `end`. Thread: render.
+    @inline(__always)
+    func listBeats(before end: Int64, blockStart: Int64) {
+        let perBar = Int(beatsPerBar)
+        while beatCount < beatCapacity {
+            let f = frame(ofBeat: nextBeat)
+            guard f < end else { return }
+            let b = Int(nextBeat)
+            beats[beatCount] = SongBeat(
+                frame: max(f, blockStart), beat: Int32(truncatingIfNeeded: b), isDownbeat: ((b % perBar) + perBar) % perBar == 0,
+                isCountIn: b < 0)
+            beatCount += 1
+            nextBeat += 1
+        }
     }
 
     /// Arms `jump` for the first bar line at or after `frame`. Thread: render.
@@ -187,7 +235,9 @@ public final class SongClock: @unchecked Sendable {
     /// while the engine is idle.
     public func reset() {
         anchorFrame = 0
-        anchorBeat = 0
+        anchorBeat = firstBeat
+        nextBeat = firstBeat
+        beatCount = 0
         tempo = 0
         current = -1
         armed = nil

@@ -7,7 +7,7 @@
 /// loop), the key the `key` setting of every unit whose type has one (harmony, tune).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
-    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "sections"]
+    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections"]
 
     /// The track file, resolved against the setlist's folder; nil: the rack's own.
     public var track: String?
@@ -112,6 +112,11 @@ public struct SetlistSong: Sendable, Equatable {
             target = players[0]
         }
         rack.units[target].settings.set("file", .string(track), at: trackLocation)
+        if timeline.countInBars > 0 {
+            // The count-in first, then the track: it starts on the downbeat, not at the load.
+            rack.units[target].settings.set("startOnLoad", .bool(false), at: trackLocation)
+            rack.timeline.startOnTheDownbeat(player: rack.units[target].id)
+        }
     }
 }
 

@@ -62,6 +62,9 @@ public struct SongTimeline: Sendable, Equatable {
     public var beatUnit = 4
     /// The song's length in bars, if the setlist says it (`"bars"`).
     public var bars: Int?
+    /// Bars of click before bar 1 (`"countIn"`, 0…8): the song's track and first section
+    /// start on the downbeat after them.
+    public var countInBars = 0
     public var sections: [SongSection] = []
 
     public init() {}
@@ -82,6 +85,11 @@ public struct SongTimeline: Sendable, Equatable {
         if let b = e["bars"] {
             if let v = b.value.number, v == v.rounded(), v >= 1, v <= 10000 { t.bars = Int(v) } else {
                 report(b.value.location, "\(path).bars", "must be the song's length in bars, 1…10000")
+            }
+        }
+        if let c = e["countIn"] {
+            if let v = c.value.number, v == v.rounded(), v >= 0, v <= 8 { t.countInBars = Int(v) } else {
+                report(c.value.location, "\(path).countIn", "must be the bars of count-in before the song, 0…8")
             }
         }
         guard let s = e["sections"] else { return t }
@@ -165,6 +173,18 @@ public struct SongTimeline: Sendable, Equatable {
         let parts = s.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let bar = Int(parts[0]), let beat = Int(parts[1]), bar >= 1, bar <= 10000, beat >= 1 else { return nil }
         return (bar, beat)
+    }
+
+    /// Makes the song's first action the start of `player` (its track), on bar 1 beat 1:
+    /// in the first section if it starts there, else in a section "start" made there.
+    /// Thread: control.
+    mutating func startOnTheDownbeat(player: String) {
+        let action = SectionAction(.command(unit: player, command: "play"))
+        if let first = sections.first, first.bar == 1, first.beat == 1 {
+            sections[0].actions.insert(action, at: 0)
+        } else {
+            sections.insert(SongSection(name: "start", bar: 1, beat: 1, actions: [action]), at: 0)
+        }
     }
 
     /// Errors for actions the rack cannot do: a snapshot it has not, a unit it has not or a
