@@ -92,6 +92,18 @@ final class SongClickTests: XCTestCase {
         }
     }
 
+    func testTheRacksOwnTrackWaitsForTheCountInToo() throws {
+        let rack = """
+            { "format": 2, "units": { "backing": { "type": "player", "file": "dc.wav", "startOnLoad": true }, "out": { "type": "output" } },
+              "connections": ["backing -> out"] }
+            """
+        let dir = folder(song: #""countIn": 1, "timeSignature": "3/4""#, rack: rack)
+        let downbeat = Self.frame(3)
+        let out = try render(dir, frames: downbeat + 480, block: 97)
+        XCTAssertEqual(out[..<downbeat].map(abs).max(), 0, "startOnLoad waits for the count-in")
+        XCTAssertEqual(out[downbeat], 0.3, accuracy: 0.001, "the track from the downbeat")
+    }
+
     func testACountInOnlyClickStopsAtTheDownbeat() throws {
         let rack = Self.clickRack.replacingOccurrences(of: "\"level\": -6", with: "\"level\": -6, \"mode\": 1")
         let dir = folder(song: #""countIn": 1"#, rack: rack)

@@ -86,7 +86,16 @@ public struct SetlistSong: Sendable, Equatable {
                 rack.units[u].settings.set("key", .string(key), at: keyLocation)
             }
         }
-        guard let track else { return }
+        guard let track else {
+            // No track of the song's own: the rack's players that start on load wait for the count-in.
+            if timeline.countInBars > 0 {
+                for u in rack.units.indices where rack.units[u].type == "player" && rack.units[u].settings.node("startOnLoad")?.bool == true {
+                    rack.units[u].settings.set("startOnLoad", .bool(false), at: nil)
+                    rack.timeline.startOnTheDownbeat(player: rack.units[u].id)
+                }
+            }
+            return
+        }
         let players = rack.units.indices.filter { rack.units[$0].type == "player" }
         func fail(_ location: SourceLocation?, _ path: String, _ message: String) -> RackError {
             RackError([RackDiagnostic(file: setlistFile, location: location, path: "\(songPath).\(path)", message: message)])
