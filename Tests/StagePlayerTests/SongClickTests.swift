@@ -4,6 +4,7 @@ import StageControl
 import StageDrivers
 import StagePlayer
 import XCTest
+import CAllocCounter
 
 /// The click follows the song's tempo and time signature with an accented downbeat, on the
 /// frame of each beat whatever the block size; a count-in of N bars comes before the song's
@@ -119,5 +120,32 @@ final class SongClickTests: XCTestCase {
         } catch {
             XCTAssertTrue("\(error)".contains("songs[0].countIn: must be"), "\(error)")
         }
+    }
+
+    func testTheSongClockAllocatesNothingOnTheRenderThread() throws {
+        #if DEBUG
+        throw XCTSkip("counts are for release builds; `make test` runs release")
+        #else
+        let rack = """
+            { "format": 2, "units": { "click": { "type": "click" }, "g": { "type": "gain" }, "out": { "type": "output" } },
+              "connections": ["click -> g -> out"],
+              "snapshots": { "a": { "morph": 0.1, "params": { "g.gain": -6 } }, "b": { "morph": 0, "params": { "g.gain": 0 } } } }
+            """
+        let sections = (1...40).map { #"{ "name": "s\#($0)", "at": \#($0), "actions": ["snapshot \#($0 % 2 == 0 ? "a" : "b")", "talk on"] }"# }
+        let dir = folder(song: "\"countIn\": 1, \"sections\": [\(sections.joined(separator: ", "))]", rack: rack)
+        let plan = try SongFiles.plan(setlist: dir + "/set.json", block: 128)
+        let engine = RenderEngine(plan: plan)
+        engine.warmUp()
+        engine.render(frameCount: 128)
+        alloc_counter_start()
+        for k in 0..<6000 {
+            if k % 500 == 0 { engine.inject(.section(k % 1000 == 0 ? .next : .repeatCurrent, at: engine.sampleTime + 64)) }
+            engine.render(frameCount: 128)
+        }
+        let count = alloc_counter_stop()
+        XCTAssertEqual(count, 0, "the engine allocated \(count) times in 6000 blocks of sections, jumps and clicks")
+        let playing = try XCTUnwrap(engine.songClock?.published.current)
+        XCTAssertGreaterThan(playing, 3, "sections went by")
+        #endif
     }
 }
