@@ -60,6 +60,10 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// Units with read-only values (LV2 control outputs), as `--meters`/`--status` show them.
     public var unitReadouts: [UnitReadoutReading] { readoutList.withLock { $0 } }
     let readoutList = Locked<[UnitReadoutReading]>([])
+    /// The playing rack's song clock (its sections; nil: none), published at each switch:
+    /// its `publishedNames` for `--status` and the meters. Thread: any.
+    public var songClock: SongClock? { clockHolder.withLock { $0 } }
+    let clockHolder = Locked<SongClock?>(nil)
     /// The plan most recently handed to the player. Thread: the switcher's thread.
     public private(set) var currentPlan: RenderPlan
     /// The mapper of `currentPlan`, for the thread that maps MIDI (offline).
@@ -111,6 +115,7 @@ public final class PresetSwitcher: @unchecked Sendable {
         meterList.withLock { $0 = UnitMeterReading.all(in: firstPlan) }
         transportList.withLock { $0 = UnitTransportReading.all(in: firstPlan) }
         readoutList.withLock { $0 = UnitReadoutReading.all(in: firstPlan) }
+        clockHolder.withLock { $0 = player.current.songClock }
         mapper = MIDIMapper(plan: firstPlan, presetsByDefault: true)
         loader = RackLoader(registry: registry, options: options)
         currentEngine = player.current  // the player is idle: no thread renders yet
@@ -265,6 +270,7 @@ public final class PresetSwitcher: @unchecked Sendable {
             meterList.withLock { $0 = UnitMeterReading.all(in: plan) }
             transportList.withLock { $0 = UnitTransportReading.all(in: plan) }
             readoutList.withLock { $0 = UnitReadoutReading.all(in: plan) }
+            clockHolder.withLock { $0 = engine.songClock }
             mapper = MIDIMapper(plan: plan, presetsByDefault: true)
             loadsCompleted.add(1, ordering: .relaxed)
             let ms = Double(monotonicNanoseconds() - started) / 1e6

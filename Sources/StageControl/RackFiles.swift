@@ -90,7 +90,14 @@ extension RackFiles {
         if let root = try? JSONParser.parse(text), Setlist.isSetlist(root) {
             // The setlist's own problems and its missing files reported at once (also
             // without `checkSongs`, whose caller checks them itself, when it throws anyway).
-            let (setlist, problems) = try SetlistReader.readReportingAll(text: text, file: path)
+            var (setlist, problems) = try SetlistReader.readReportingAll(text: text, file: path)
+            // A track is relative to the setlist (resolved so far against the working
+            // folder); the player reads its `file` relative to the rack's folder: absolute.
+            for i in setlist.entries.indices {
+                if let t = setlist.entries[i].song.track, !t.hasPrefix("/") {
+                    setlist.entries[i].song.track = FileManager.default.currentDirectoryPath + "/" + t
+                }
+            }
             let checks = checkSongs || !problems.isEmpty
             let missing = checks ? (missingSongs(setlist) + missingTracks(setlist)).sorted { $0.song < $1.song } : []
             if !problems.isEmpty || !missing.isEmpty { throw RackError(problems + missing.map(\.diagnostic)) }

@@ -50,6 +50,10 @@ public enum OSCAddressSpace {
         case ("panic", 1): return none(.command(RemoteCommand(kind: .panic)))
         case ("talk", 1):
             return one("number (i: 1 Talk on, 0 off)").flatMap { v in .success(.command(RemoteCommand(kind: .talk, value: v >= 0.5 ? 1 : 0))) }
+        case ("section", 2) where parts[1] == "next":
+            return none(.command(RemoteCommand(kind: .section, value: Float(SectionJump.next.rawValue))))
+        case ("section", 2) where parts[1] == "repeat":
+            return none(.command(RemoteCommand(kind: .section, value: Float(SectionJump.repeatCurrent.rawValue))))
         case ("perform", 2):
             // /stagerack/perform/N f: performance control N (1 = the first, as the page numbers
             // songs) to a position (a fader's 0…1, a toggle's 0 or 1, a choice's index).

@@ -43,6 +43,9 @@ public struct RemoteCommand: Sendable, BitwiseCopyable, Equatable {
         /// Talk on (`value` 1) or off (0): the rack's colouring units off the voice, tails
         /// ringing out (`Talk.targets`).
         case talk
+        /// The song's next section (`value` 1) or the current one again (2), from the next
+        /// bar line (`SongClock`, `SectionJump`).
+        case section
     }
 
     public var kind: Kind
@@ -238,6 +241,9 @@ public struct RemoteMeters: Sendable, Equatable {
             self.micros = micros
         }
     }
+    /// The setlist song's section playing and the next (`SongClock`); nil: none.
+    public var section: String?
+    public var nextSection: String?
     public var gainReduction: [GainReduction] = []
     /// A unit's read-only values (`UnitReadout`: the tuner's note, an LV2 plugin's outputs),
     /// formatted on the main thread: `text` as `play --status` shows it, `values` by name.

@@ -188,6 +188,13 @@ public final class RemoteHub: @unchecked Sendable {
             return false  // nothing in the state changed: no publication
         case .talk:
             applyTalk(on: c.value >= 0.5)
+        case .section:
+            guard let jump = SectionJump(rawValue: Int32(c.value)), engineEvents.push(EngineEvent.section(jump)) else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
+            commandsDone.add(1, ordering: .relaxed)
+            return false  // the engine moves the section; the meters show it
         }
         commandsDone.add(1, ordering: .relaxed)
         return true

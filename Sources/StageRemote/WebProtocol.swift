@@ -63,6 +63,13 @@ public enum WebProtocol {
         case "talk":
             guard let on = node["on"]?.value.bool else { return .failure(RemoteError("talk: \"on\" must be true or false")) }
             return .success(.command(RemoteCommand(kind: .talk, value: on ? 1 : 0)))
+        case "section":
+            // {"type":"section","go":"next"} or "repeat": from the next bar line (SongClock).
+            switch node["go"]?.value.string {
+            case "next": return .success(.command(RemoteCommand(kind: .section, value: Float(SectionJump.next.rawValue))))
+            case "repeat": return .success(.command(RemoteCommand(kind: .section, value: Float(SectionJump.repeatCurrent.rawValue))))
+            default: return .failure(RemoteError("section: \"go\" must be \"next\" or \"repeat\""))
+            }
         case "snapshot": return string("name").flatMap { view.snapshotCommand($0).map { .command($0) } }
         case "learn":
             return string("unit").flatMap { unit in
@@ -197,7 +204,13 @@ public enum WebProtocol {
             return "{\"unit\":\(quote(r.unit)),\"text\":\(quote(r.text)),\"values\":{\(values)}}"
         }.joined(separator: ",")
         return "{\"type\":\"meters\",\"in\":\(m.peakIn.map(number) ?? "null"),\"out\":\(number(m.peakOut)),\"load\":\(number(m.load)),"
-            + "\"xruns\":\(m.xruns),\(tempoFields(m))\(linkFields(m))\"gr\":[\(gr)],\"readouts\":[\(readouts)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
+            + "\"xruns\":\(m.xruns),\(tempoFields(m))\(linkFields(m))\(sectionFields(m))\"gr\":[\(gr)],\"readouts\":[\(readouts)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
+    }
+
+    /// `"section":"verse","nextSection":"chorus",` when the song has sections, else nothing.
+    static func sectionFields(_ m: RemoteMeters) -> String {
+        guard m.section != nil || m.nextSection != nil else { return "" }
+        return "\"section\":\(m.section.map(quote) ?? "null"),\"nextSection\":\(m.nextSection.map(quote) ?? "null"),"
     }
 
     /// `"tempo":96,"tempoSource":"tap",` when the tempo is known, else nothing.

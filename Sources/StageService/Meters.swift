@@ -45,6 +45,9 @@ public struct StatusRecord: Sendable, Equatable {
     public var resamplingRatio: Double?
     /// With `--link`: the Link session as the last block read it; nil: Link off.
     public var link: LinkStatus?
+    /// The setlist song's section playing and the next (`SongClock`); nil: none.
+    public var section: String?
+    public var nextSection: String?
 
     public init(
         rackName: String, rackFile: String = "", snapshot: String? = nil, peakIn: Float?, peakOut: Float, load: Float,
@@ -76,6 +79,7 @@ public struct StatusRecord: Sendable, Equatable {
             && a.realtime == b.realtime && a.midiLost == b.midiLost && a.midiLate == b.midiLate
             && a.lostFrames == b.lostFrames && a.lostGaps == b.lostGaps
             && a.gainReduction.map(\.unit) == b.gainReduction.map(\.unit) && a.gainReduction.map(\.dB) == b.gainReduction.map(\.dB)
+            && a.section == b.section && a.nextSection == b.nextSection
             && a.tracks == b.tracks && a.readouts == b.readouts && a.driftPPM == b.driftPPM && a.resamplingRatio == b.resamplingRatio
             && a.link == b.link
     }
@@ -132,8 +136,15 @@ public func statusLine(_ r: StatusRecord) -> String {
     s += midiTroubleText(r)
     if !r.gainReduction.isEmpty { s += " | " + gainReductionText(r) }
     if !r.tracks.isEmpty { s += " | " + r.tracks.joined(separator: ", ") }
+    s += sectionText(r)
     if !r.readouts.isEmpty { s += " | " + r.readouts.joined(separator: " | ") }
     return s
+}
+
+/// ` | section verse, next chorus` when the song has sections, else nothing. Thread: any.
+public func sectionText(_ r: StatusRecord) -> String {
+    guard r.section != nil || r.nextSection != nil else { return "" }
+    return " | section \(r.section ?? "-")" + (r.nextSection.map { ", next \($0)" } ?? "")
 }
 
 /// ` | lost 480 frames in 2 gaps` when the device lost samples without an ALSA error, else
@@ -233,6 +244,8 @@ public struct MeterView: Sendable {
         if let link = r.link { out.append(fit(link.text)) }
         if !r.gainReduction.isEmpty { out.append(fit(gainReductionText(r))) }
         if !r.tracks.isEmpty { out.append(fit(r.tracks.joined(separator: "   "))) }
+        let section = sectionText(r)
+        if !section.isEmpty { out.append(fit(String(section.dropFirst(3)))) }
         for line in r.readouts { out.append(fit(line)) }
         return out
     }

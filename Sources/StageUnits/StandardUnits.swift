@@ -4,7 +4,7 @@ import StageCore
 public enum StandardUnits {
     public static var types: [any UnitType] {
         [
-            InputUnitType(), OutputUnitType(), GainUnitType(), MixerUnitType(),
+            InputUnitType(), OutputUnitType(), GainUnitType(), MixerUnitType(), ClickUnitType(),
             DelayUnitType(), ReverbUnitType(), PitchUnitType(), EQUnitType(), DynamicsUnitType(),
             DeEsserUnitType(),
             HarmonyUnitType(),

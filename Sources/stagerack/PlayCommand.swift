@@ -282,11 +282,13 @@ final class LiveSession {
                     ).text
                 }
                 status.snapshot = recalled.get()
+                status.section = switcher.songClock?.publishedNames
                 watchRecording(recorder, songIndex: switcher.currentIndex, state: &recording)
                 let reading = live.status()
                 status.link = linkSession.map { linkWatch.update($0, rack: player.playingTempo) } ?? nil
                 if let remote {
-                    remoteFeed.publish(reading, hasCapture: capture != nil, link: status.link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts, to: remote)
+                    remoteFeed.publish(reading, hasCapture: capture != nil, link: status.link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts,
+                        section: switcher.songClock?.publishedNames, to: remote)
                     webServer?.wake()  // main → web: new meters
                 }
                 status.update(reading, hasCapture: capture != nil)

@@ -175,7 +175,8 @@ struct RemoteMeterFeed {
     }
 
     func publish(
-        _ s: LiveAudio.Status, hasCapture: Bool, link: LinkStatus?, gainReduction: [UnitMeterReading], readouts: [UnitReadoutReading], to hub: RemoteHub
+        _ s: LiveAudio.Status, hasCapture: Bool, link: LinkStatus?, gainReduction: [UnitMeterReading], readouts: [UnitReadoutReading],
+        section: (current: String?, next: String?)?, to hub: RemoteHub
     ) {
         var m = RemoteMeters()
         m.peakIn = hasCapture ? s.peakIn : nil
@@ -190,6 +191,8 @@ struct RemoteMeterFeed {
             RemoteMeters.Readout(unit: r.unitID, text: r.text, values: r.unit.readouts.map { .init(name: $0.name, value: $0.value) })
         }
         m.lastMIDI = lastMIDI
+        m.section = section?.current
+        m.nextSection = section?.next
         hub.publishMeters(m)
     }
 }

@@ -177,6 +177,8 @@ final class StatusView {
     /// Frames played before the device was last reopened (its counters start again at 0).
     /// The snapshot recalled last in the playing rack, and the last MIDI message seen.
     var snapshot: String?
+    /// The song's section playing and the next (`SongClock.publishedNames`).
+    var section: (current: String?, next: String?)?
     var lastMIDI: String?
     /// MIDI events lost and late since start (a warning line when the lost count grows).
     var midiLost = 0
@@ -223,6 +225,8 @@ final class StatusView {
             realtime: realtime, midiLost: midiLost, midiLate: midiLate, gainReduction: gainReduction)
             .withLost(frames: s.lostFrames, gaps: s.lostGaps)
         r.tracks = tracks
+        r.section = section?.current
+        r.nextSection = section?.next
         r.readouts = readouts
         r.driftPPM = s.drift?.ppm
         r.resamplingRatio = s.drift?.ratio

@@ -14,6 +14,9 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         case resetAll
         /// Set the bypass of unit `unit` to `value` (0 in use … 1 bypassed), smoothed.
         case bypass
+        /// Jump to the next section of the song (`parameter` 1) or repeat the current one (2)
+        /// at the next bar line after `sampleTime` (`SongClock`, `SectionJump`).
+        case section
     }
 
     public var kind: Kind
@@ -58,6 +61,12 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
     @inlinable
     public static func midi(_ message: MIDIMessage, toUnit unit: Int, at time: Int64 = now) -> EngineEvent {
         EngineEvent(kind: .midi, sampleTime: time, unit: Int32(unit), message: message)
+    }
+
+    /// A section jump (`SongClock`): it takes effect at the first bar line at or after `time`.
+    @inlinable
+    public static func section(_ jump: SectionJump, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .section, sampleTime: time, parameter: jump.rawValue)
     }
 
     @inlinable

@@ -34,6 +34,11 @@ public final class RenderEngine: @unchecked Sendable {
     public let beatsPerBar: Double
     /// The rack's `midi.clock` (read once: nothing of the rack description on the render thread).
     let followsClock: Bool
+    /// The setlist song's sections on the bar clock (nil: the rack has none). Made with the
+    /// engine; `render` moves it. Thread: render.
+    public let songClock: SongClock?
+    /// The song's beats in the block being rendered (the clock's list). Thread: render.
+    var songBeats = UnsafeBufferPointer<SongBeat>(start: nil, count: 0)
     /// What the output safety stage fixed so far.
     public var safety: SafetyCounters { safetyCounters.pointee }
 
@@ -45,6 +50,7 @@ public final class RenderEngine: @unchecked Sendable {
     let injectedCapacity: Int
     var injectedCount = 0
     let blockEvents: UnsafeMutablePointer<EngineEvent>
+    let blockEventCapacity: Int
     let unitEvents: UnsafeMutablePointer<UnitEvent>
     let unitEventCapacity: Int
     /// `unit.bypass`: crossfades of each unit's output toward its input.
@@ -87,7 +93,11 @@ public final class RenderEngine: @unchecked Sendable {
         followsClock = plan.rack.midi.clock
         safetyCounters = .allocate(capacity: 1)
         safetyCounters.initialize(to: SafetyCounters())
-        blockEvents = .allocate(capacity: eventsPerBlock)
+        let clock = SongClock(plan: plan)
+        songClock = clock
+        // Room for a section's actions beside a full block of injected events.
+        blockEvents = .allocate(capacity: eventsPerBlock + (clock?.largestSection ?? 0))
+        blockEventCapacity = eventsPerBlock + (clock?.largestSection ?? 0)
         injectedCapacity = eventsPerBlock
         injected = .allocate(capacity: eventsPerBlock)
         unitEventCapacity = eventsPerBlock
@@ -132,7 +142,7 @@ public final class RenderEngine: @unchecked Sendable {
         precondition(frameCount > 0 && frameCount <= plan.maxFrames, "block larger than the plan was prepared for")
         let blockStart = sampleTime
         let blockEnd = sampleTime + Int64(frameCount)
-        let count = gatherEvents()
+        var count = gatherEvents()
 
         // Global events first (they are not per unit).
         for e in 0..<count where blockEvents[e].kind == .tempo {
@@ -140,6 +150,14 @@ public final class RenderEngine: @unchecked Sendable {
                 tempoSources.set(source, Double(blockEvents[e].value))
                 tempoChanged()
             }
+        }
+        if let songClock {
+            let before = count
+            count = songClock.advance(
+                blockStart: blockStart, frames: frameCount, tempo: tempo, events: blockEvents, count: count,
+                capacity: blockEventCapacity)
+            if count > before { sortEvents(count) }
+            songBeats = UnsafeBufferPointer(start: songClock.beats, count: songClock.beatCount)
         }
         parking.takeBack()
         for e in 0..<count where blockEvents[e].kind == .resetAll { panic() }
@@ -348,6 +366,7 @@ public final class RenderEngine: @unchecked Sendable {
             events: UnsafeBufferPointer(start: unitEvents, count: k == 0 ? call.eventCount : 0), hostInput: call.hostInput,
             hostOutput: call.hostOutput, safety: safetyCounters, tempoSource: tempoSource,
             beatPosition: beatPosition + Double(call.start + Int64(k) - sampleTime) * beatsPerFrame)
+        context.songBeats = songBeats
         if signal.active {
             signal.saysSilent.pointee = false
             context.inputSilence = UnsafePointer(signal.inputFlags)
@@ -499,7 +518,14 @@ public final class RenderEngine: @unchecked Sendable {
             k += 1
         }
         injectedCount = 0
-        // Insertion sort by time keeps each source's own order (stable), linear when sorted.
+        sortEvents(count)
+        return count
+    }
+
+    /// Insertion sort of `blockEvents[0..<count]` by time: keeps each source's own order
+    /// (stable), linear when sorted. Thread: render.
+    @inline(__always)
+    private func sortEvents(_ count: Int) {
         var i = 1
         while i < count {
             let e = blockEvents[i]
@@ -511,7 +537,6 @@ public final class RenderEngine: @unchecked Sendable {
             blockEvents[j] = e
             i += 1
         }
-        return count
     }
 
     /// The bypass value (0…1) unit `u` is heading to. Thread: render (or control when idle).
@@ -570,6 +595,7 @@ public final class RenderEngine: @unchecked Sendable {
         tempoSources = TempoSources(song: plan.rack.songTempo)
         tempoChanged()
         beatPosition = 0
+        songClock?.reset()
         safetyCounters.pointee = SafetyCounters()
     }
 }

@@ -96,6 +96,9 @@ extension MIDIMapper {
             talkOn.toggle()
             for target in talkTargets { emit(.setParameter(target.address, target.value(talkOn), at: t)) }
             record(.consumed, mapping: i, value: talkOn ? 1 : 0)
+        case .nextSection, .repeatSection:
+            emit(.section(action == .nextSection ? .next : .repeatCurrent, at: t))
+            record(.consumed, mapping: i)
         }
     }
 

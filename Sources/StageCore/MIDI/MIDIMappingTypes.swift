@@ -103,6 +103,10 @@ public enum MappingAction: String, Sendable, CaseIterable {
     /// Talk on, then off at the next press: the rack's colouring units off the voice, tails
     /// ringing out (`Talk`).
     case talk
+    /// The song's next section, or the current one again (a vamp), from the next bar line
+    /// (`SongClock`).
+    case nextSection = "next-section"
+    case repeatSection = "repeat-section"
 }
 
 /// How a knob's position 0…1 maps onto the parameter's values.

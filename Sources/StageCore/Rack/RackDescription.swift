@@ -9,6 +9,8 @@ public struct RackDescription: Sendable {
     /// The song's tempo (the setlist song's `tempo`, else the rack's `tempo` key): one of
     /// the rack's tempo sources (`TempoSources`); nil when neither says one.
     public var songTempo: Double?
+    /// The setlist song's time signature and sections (`SongTimeline`); none for a rack alone.
+    public var timeline = SongTimeline()
     public var units: [UnitDescription] = []
     /// Where the `units` section starts, for errors about the rack as a whole.
     public var unitsLocation: SourceLocation?

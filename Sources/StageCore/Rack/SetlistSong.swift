@@ -7,7 +7,7 @@
 /// loop), the key the `key` setting of every unit whose type has one (harmony, tune).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
-    static let keys = ["track", "player", "tempo", "key"]
+    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections"]
 
     /// The track file, resolved against the setlist's folder; nil: the rack's own.
     public var track: String?
@@ -21,6 +21,8 @@ public struct SetlistSong: Sendable, Equatable {
     /// A key such as "C", "F#" or "Bb".
     public var key: String?
     public var keyLocation: SourceLocation?
+    /// The time signature, length and sections (`SongTimeline`, racks/README.md "Sections").
+    public var timeline = SongTimeline()
 
     public init() {}
 
@@ -60,6 +62,7 @@ public struct SetlistSong: Sendable, Equatable {
                 report(k.value.location, "\(path).key", "must be a key such as \"C\", \"F#\" or \"Bb\"")
             }
         }
+        song.timeline = SongTimeline.read(e, path: path, report: report)
         return song
     }
 
@@ -73,12 +76,26 @@ public struct SetlistSong: Sendable, Equatable {
             rack.tempo = tempo
             rack.songTempo = tempo
         }
+        if !timeline.sections.isEmpty {
+            let problems = timeline.problems(in: rack, setlistFile: setlistFile, songPath: songPath)
+            if !problems.isEmpty { throw RackError(problems) }
+        }
+        rack.timeline = timeline
         if let key {
             for u in rack.units.indices where typeSettings(rack.units[u].type).contains("key") {
                 rack.units[u].settings.set("key", .string(key), at: keyLocation)
             }
         }
-        guard let track else { return }
+        guard let track else {
+            // No track of the song's own: the rack's players that start on load wait for the count-in.
+            if timeline.countInBars > 0 {
+                for u in rack.units.indices where rack.units[u].type == "player" && rack.units[u].settings.node("startOnLoad")?.bool == true {
+                    rack.units[u].settings.set("startOnLoad", .bool(false), at: nil)
+                    rack.timeline.startOnTheDownbeat(player: rack.units[u].id)
+                }
+            }
+            return
+        }
         let players = rack.units.indices.filter { rack.units[$0].type == "player" }
         func fail(_ location: SourceLocation?, _ path: String, _ message: String) -> RackError {
             RackError([RackDiagnostic(file: setlistFile, location: location, path: "\(songPath).\(path)", message: message)])
@@ -104,6 +121,11 @@ public struct SetlistSong: Sendable, Equatable {
             target = players[0]
         }
         rack.units[target].settings.set("file", .string(track), at: trackLocation)
+        if timeline.countInBars > 0 {
+            // The count-in first, then the track: it starts on the downbeat, not at the load.
+            rack.units[target].settings.set("startOnLoad", .bool(false), at: trackLocation)
+            rack.timeline.startOnTheDownbeat(player: rack.units[target].id)
+        }
     }
 }
 

@@ -83,6 +83,9 @@ public struct RenderContext: @unchecked Sendable {
     /// Beats of the rack's grid at frame 0 (from the rack's first frame, at `tempo`):
     /// beat n starts where this crosses n (the looper quantises to it).
     public var beatPosition: Double
+    /// The song's beats that start in this call, in order, at their absolute frames
+    /// (`SongClock`: the click plays them); empty when the rack has no song clock.
+    public var songBeats = UnsafeBufferPointer<SongBeat>(start: nil, count: 0)
 
     /// Per input bus: true when the engine knows the bus is silent for this call (every
     /// sample at or below the silence floor, −120 dBFS): its source's "output is silence"

@@ -1,0 +1,267 @@
+import Synchronization
+
+/// Which way a section jump goes (`EngineEvent.section`): on to the next section, or the
+/// current one again (a vamp). Thread: any (a value).
+public enum SectionJump: Int32, Sendable, BitwiseCopyable {
+    case next = 1
+    case repeatCurrent = 2
+}
+
+/// One beat of the song's bar clock, for the click (`RenderContext.songBeats`). Thread:
+/// any (a value).
+@frozen
+public struct SongBeat: Sendable, BitwiseCopyable {
+    /// The absolute engine frame it starts on.
+    public var frame: Int64
+    /// Beats from bar 1 beat 1 (negative in the count-in).
+    public var beat: Int32
+    public var isDownbeat: Bool
+    public var isCountIn: Bool
+}
+
+/// Plays a setlist song's sections (`SongTimeline`) on the render thread: the song's bar
+/// clock follows the rack's tempo (`RenderEngine.tempo`, the documented precedence: MIDI
+/// clock, taps, the song's tempo, the first loop) from bar 1 beat 1 at the rack's first
+/// frame; each section's actions (snapshot recalls, unit commands, Talk) are engine events
+/// made once on the control thread and stamped with the frame of the section's start.
+///
+/// The clock is a line through an anchor (a frame and the song beat there) at the current
+/// tempo: the frame of beat b is the anchor's frame + ⌈(b − anchor beat) × frames a beat⌉,
+/// so a section lands on the same frame whatever the block size. A tempo change moves the
+/// anchor to the block's first frame; a jump (`EngineEvent.section`, from a MIDI button,
+/// the page or OSC) waits for the next bar line after its frame and moves the anchor there,
+/// to the start of the section it goes to.
+///
+/// Thread: `init` on the control thread; `advance` and `reset` on the render thread (or
+/// the control thread while the engine is idle); the published section (`published`) any.
+public final class SongClock: @unchecked Sendable {
+    struct Section {
+        var startBeat: Double
+        var firstAction: Int
+        var actionCount: Int
+    }
+
+    let sections: UnsafeMutablePointer<Section>
+    public let sectionCount: Int
+    /// Every section's actions, back to back, with no frame yet.
+    let actions: UnsafeMutablePointer<EngineEvent>
+    let actionTotal: Int
+    /// The most events one section fires (the headroom the engine keeps for it).
+    public let largestSection: Int
+    let beatsPerBar: Double
+    let sampleRate: Double
+    /// Song beat at the rack's first frame: minus the count-in's beats (0 without one).
+    let firstBeat: Double
+    /// The block's beats (`SongBeat`), made by `advance`. Thread: render writes, the
+    /// block's units read.
+    public let beats: UnsafeMutablePointer<SongBeat>
+    public private(set) var beatCount = 0
+    let beatCapacity: Int
+    /// The next song beat (whole) not yet listed.
+    var nextBeat: Double
+    /// The sections' names, in order (for `--status` and the meters). Thread: any (immutable).
+    public let names: [String]
+
+    // Render-thread state.
+    var anchorFrame: Int64 = 0
+    var anchorBeat: Double = 0
+    var tempo: Double = 0
+    var framesPerBeat: Double = 1
+    /// Index of the section playing (−1: before the first).
+    public private(set) var current = -1
+    /// A jump waiting for its bar line: which way, and the song beat of that bar line.
+    var armed: SectionJump?
+    var armedBeat: Double = 0
+    /// Sections that waited a block because the engine's list was full (render thread counts).
+    public private(set) var sectionsDeferred = 0
+
+    /// The section playing and the next (−1: none), packed for one relaxed atomic:
+    /// (current + 1) << 16 | (next + 1). Render thread stores, any thread reads.
+    let publishedBits = Atomic<Int>(0)
+
+    /// Builds the clock for `plan`'s song (nil when it has no sections): each action
+    /// resolved against the plan (an action whose unit is not in it, one nobody hears, is
+    /// left out). Thread: control.
+    public init?(plan: RenderPlan) {
+        let timeline = plan.rack.timeline
+        guard !timeline.sections.isEmpty || timeline.countInBars > 0 || plan.unitTypes.contains("click") else { return nil }
+        beatsPerBar = Double(timeline.beatsPerBar)
+        firstBeat = -Double(timeline.countInBars * timeline.beatsPerBar)
+        anchorBeat = firstBeat
+        nextBeat = firstBeat
+        // At most 400 BPM: a beat every 0.15 s; one more for a jump inside the block.
+        beatCapacity = Int(Double(plan.maxFrames) * 400 / (60 * plan.sampleRate)) + 3
+        beats = .allocate(capacity: beatCapacity)
+        names = timeline.sections.map(\.name)
+        sampleRate = plan.sampleRate
+        var events: [EngineEvent] = []
+        var list: [Section] = []
+        let talk = Talk.targets(in: plan)
+        for section in timeline.sections {
+            let first = events.count
+            for action in section.actions { events += Self.events(for: action.kind, in: plan, talk: talk) }
+            list.append(Section(startBeat: Double(section.startBeat(beatsPerBar: timeline.beatsPerBar)), firstAction: first, actionCount: events.count - first))
+        }
+        sectionCount = list.count
+        sections = .allocate(capacity: max(list.count, 1))
+        sections.initialize(from: list, count: list.count)
+        actionTotal = events.count
+        actions = .allocate(capacity: max(events.count, 1))
+        actions.initialize(from: events, count: events.count)
+        largestSection = list.map(\.actionCount).max() ?? 0
+        publish()
+    }
+
+    deinit {
+        sections.deallocate()
+        actions.deallocate()
+        beats.deallocate()
+    }
+
+    /// The engine events of one action in `plan`. Thread: control (allocates).
+    static func events(for kind: SectionAction.Kind, in plan: RenderPlan, talk: [TalkTarget]) -> [EngineEvent] {
+        switch kind {
+        case .snapshot(let name):
+            guard let snapshot = plan.rack.snapshots.first(where: { $0.name == name }) else { return [] }
+            let ramp = Int32(snapshot.morphSeconds * plan.sampleRate)
+            return snapshot.values.compactMap { target, value in
+                guard let address = plan.address(of: target) else { return nil }
+                var e = EngineEvent.setParameter(address, value, at: 0)
+                if e.kind == .parameter { e.rampFrames = ramp }
+                return e
+            }
+        case .command(let unitID, let command):
+            guard let u = plan.unitIndex(unitID), let index = plan.rack.unit(unitID)?.commands.firstIndex(of: command) else { return [] }
+            return [
+                .midi(UnitCommand.message(index, pressed: true), toUnit: u, at: 0),
+                .midi(UnitCommand.message(index, pressed: false), toUnit: u, at: 0),
+            ]
+        case .talk(let on):
+            return talk.map { .setParameter($0.address, $0.value(on), at: 0) }
+        }
+    }
+
+    /// The song beat at `frame` on the current line. Thread: render.
+    @inline(__always)
+    func beat(at frame: Int64) -> Double { anchorBeat + Double(frame - anchorFrame) / framesPerBeat }
+
+    /// The first frame at or after song beat `b`. Thread: render.
+    @inline(__always)
+    func frame(ofBeat b: Double) -> Int64 { anchorFrame + Int64(((b - anchorBeat) * framesPerBeat).rounded(.up)) }
+
+    /// Moves the clock over the block `blockStart ..< blockStart + frames` at `tempo`: takes
+    /// the jumps among `events[0..<count]`, and appends the actions of every section that
+    /// starts in the block (at its frame) while they fit below `capacity`; returns the new
+    /// count. Allocates nothing. Thread: render.
+    public func advance(
+        blockStart: Int64, frames: Int, tempo newTempo: Double, events: UnsafeMutablePointer<EngineEvent>, count: Int,
+        capacity: Int
+    ) -> Int {
+        if newTempo != tempo {
+            if tempo > 0 { anchorBeat = beat(at: blockStart) }
+            anchorFrame = blockStart
+            tempo = newTempo
+            framesPerBeat = 60 * sampleRate / newTempo
+        }
+        for e in 0..<count where events[e].kind == .section {
+            if let jump = SectionJump(rawValue: events[e].parameter) { arm(jump, at: max(events[e].sampleTime, blockStart)) }
+        }
+        let blockEnd = blockStart + Int64(frames)
+        beatCount = 0
+        var n = count
+        while true {
+            let natural = current + 1 < sectionCount ? sections[current + 1].startBeat : Double.infinity
+            let jumping = armed != nil && armedBeat <= natural
+            let beat = jumping ? armedBeat : natural
+            guard beat.isFinite else { break }
+            let at = max(frame(ofBeat: beat), blockStart)
+            guard at < blockEnd else { break }
+            listBeats(before: at, blockStart: blockStart)
+            var target = current + 1
+            if jumping, let jump = armed {
+                target = jump == .next ? current + 1 : max(current, 0)
+                armed = nil
+                guard target < sectionCount else { continue }
+            }
+            let section = sections[target]
+            guard n + section.actionCount <= capacity else {
+                sectionsDeferred &+= 1
+                if jumping { armed = SectionJump(rawValue: target == current ? 2 : 1) }
+                break
+            }
+            if jumping {
+                anchorFrame = at
+                anchorBeat = section.startBeat
+                nextBeat = section.startBeat
+            }
+            for k in 0..<section.actionCount {
+                var e = actions[section.firstAction + k]
+                e.sampleTime = at
+                events[n] = e
+                n += 1
+            }
+            current = target
+        }
+        listBeats(before: blockEnd, blockStart: blockStart)
+        publish()
+        return n
+    }
+
+    /// Lists the song's beats on the current line that start before frame `end`. Thread: render.
+    @inline(__always)
+    func listBeats(before end: Int64, blockStart: Int64) {
+        let perBar = Int(beatsPerBar)
+        while beatCount < beatCapacity {
+            let f = frame(ofBeat: nextBeat)
+            guard f < end else { return }
+            let b = Int(nextBeat)
+            beats[beatCount] = SongBeat(
+                frame: max(f, blockStart), beat: Int32(truncatingIfNeeded: b), isDownbeat: ((b % perBar) + perBar) % perBar == 0,
+                isCountIn: b < 0)
+            beatCount += 1
+            nextBeat += 1
+        }
+    }
+
+    /// Arms `jump` for the first bar line at or after `frame`. Thread: render.
+    func arm(_ jump: SectionJump, at frame: Int64) {
+        var bar = (beat(at: frame) / beatsPerBar).rounded(.down) * beatsPerBar
+        while self.frame(ofBeat: bar) < frame { bar += beatsPerBar }
+        armed = jump
+        armedBeat = bar
+    }
+
+    /// Back to bar 1 beat 1 at frame 0, before the first section. Thread: render, or control
+    /// while the engine is idle.
+    public func reset() {
+        anchorFrame = 0
+        anchorBeat = firstBeat
+        nextBeat = firstBeat
+        beatCount = 0
+        tempo = 0
+        current = -1
+        armed = nil
+        publish()
+    }
+
+    @inline(__always)
+    func publish() {
+        let next = current + 1 < sectionCount ? current + 1 : -1
+        publishedBits.store((current + 1) << 16 | (next + 1), ordering: .relaxed)
+    }
+
+    /// The section playing and the next one (indices into the rack's
+    /// `timeline.sections`; nil: none), as of the last block. Thread: any.
+    public var published: (current: Int?, next: Int?) {
+        let bits = publishedBits.load(ordering: .relaxed)
+        let c = (bits >> 16) - 1
+        let n = (bits & 0xFFFF) - 1
+        return (c >= 0 ? c : nil, n >= 0 ? n : nil)
+    }
+
+    /// The names of the section playing and the next, as of the last block. Thread: any.
+    public var publishedNames: (current: String?, next: String?) {
+        let p = published
+        return (p.current.map { names[$0] }, p.next.map { names[$0] })
+    }
+}

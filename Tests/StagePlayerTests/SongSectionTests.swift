@@ -1,0 +1,170 @@
+import Foundation
+import StageCore
+import StageControl
+import StageDrivers
+import StagePlayer
+import XCTest
+
+/// A setlist song's sections drive the rack on the frames of their bar lines (snapshot
+/// recalls, a player's commands), whatever the block size; a MIDI button jumps to the next
+/// section or repeats the current one from the next bar line; bad sections are errors at
+/// their line:column in the setlist.
+final class SongSectionTests: XCTestCase {
+    static let rate = 48000.0
+    static let tempo = 130.0
+    /// 22,153.8… frames a beat: the sections' frames are rounded up, never exact.
+    static let framesPerBeat: Double = 60 * rate / tempo
+
+    /// The first frame at or after `beat` (from bar 1 beat 1 at frame 0).
+    static func frame(beat: Double, from start: Int = 0, startBeat: Double = 0) -> Int {
+        let frames: Double = (beat - startBeat) * framesPerBeat
+        return start + Int(frames.rounded(.up))
+    }
+
+    /// A rack: the player `backing` (a constant 0.3) through gain `g` to the output, three
+    /// snapshots of `g`, and note 60 / 62 mapped to next-section / repeat-section.
+    static let rack = """
+        { "format": 2,
+          "units": { "backing": { "type": "player", "file": "dc.wav"STARTS },
+                     "g": { "type": "gain" }, "out": { "type": "output" } },
+          "connections": ["backing -> g -> out"],
+          "snapshots": { "quiet": { "morph": 0, "params": { "g.gain": -40 } },
+                         "half": { "morph": 0, "params": { "g.gain": -20 } },
+                         "loud": { "morph": 0, "params": { "g.gain": 0 } } },
+          "midi": { "map": [ { "note": 60, "action": "next-section" }, { "note": 62, "action": "repeat-section" } ] } }
+        """
+
+    func folder(sections: String, startOnLoad: Bool = false, extra: String = "") -> String {
+        let setlist = """
+            { "format": 2, "songs": [
+              { "rack": "r.json", "tempo": 130, "timeSignature": "4/4"\(extra),
+                "sections": \(sections) } ] }
+            """
+        let rack = Self.rack.replacingOccurrences(of: "STARTS", with: startOnLoad ? ", \"startOnLoad\": true" : "")
+        let dir = SongFiles.write(["set.json": setlist, "r.json": rack])
+        TrackFiles.write(dir + "/dc.wav", channels: [[Float](repeating: 0.3, count: 48000 * 9)], rate: 48000)
+        return dir
+    }
+
+    func render(_ dir: String, frames: Int, block: Int, midi: [(Double, MIDIMessage)] = []) throws -> [Float] {
+        let plan = try SongFiles.plan(setlist: dir + "/set.json", block: block)
+        let renderer = OfflineRenderer(plan: plan)
+        var left: [Float] = []
+        left.reserveCapacity(frames)
+        let file = StandardMIDIFile(
+            messages: midi.map { StandardMIDIFile.TimedMessage(seconds: $0.0, message: $0.1) }, duration: midi.last?.0 ?? 0)
+        renderer.render(input: nil, midi: file, frames: frames, blockSize: block) { bus, n in
+            left += UnsafeBufferPointer(start: bus[0], count: n)
+        }
+        return left
+    }
+
+    /// The first frame from `start` on whose level is within 2 % of `level`.
+    func firstFrame(_ x: [Float], at level: Float, from start: Int = 0) -> Int? {
+        (start..<x.count).first { abs(x[$0] - level) <= 0.02 * level }
+    }
+
+    func testActionsLandOnTheFrameOfTheirBarLineAtAnyBlockSize() throws {
+        let dir = folder(sections: """
+            [ { "name": "intro", "at": "1:1", "actions": ["snapshot half"] },
+              { "name": "verse", "at": 2, "actions": ["backing.play"] },
+              { "name": "chorus", "at": "3:3", "actions": ["snapshot loud"] } ]
+            """)
+        let verse = Self.frame(beat: 4)
+        let chorus = Self.frame(beat: 10)
+        for block in [64, 512, 97] {
+            let out = try render(dir, frames: chorus + 4800, block: block)
+            XCTAssertEqual(out[..<verse].map(abs).max(), 0, "block \(block): silent before the verse starts the player")
+            XCTAssertEqual(firstFrame(out, at: 0.03), verse, "block \(block): the player starts on bar 2 (−20 dB)")
+            XCTAssertEqual(firstFrame(out, at: 0.3), chorus, "block \(block): the chorus snapshot on bar 3 beat 3")
+        }
+    }
+
+    func testAButtonJumpsOrRepeatsAtTheNextBarLine() throws {
+        let dir = folder(
+            sections: """
+                [ { "name": "A", "at": "1:1", "actions": ["snapshot quiet"] },
+                  { "name": "B", "at": "3:1", "actions": ["snapshot half"] },
+                  { "name": "C", "at": "5:1", "actions": ["snapshot loud"] } ]
+                """, startOnLoad: true)
+        // Next at 1 s (bar 1): B from bar 2's line (beat 4), not bar 3's.
+        let jump = Self.frame(beat: 4)
+        // Repeat at 2.5 s (in B's first bar): B again from B's second bar line.
+        let repeatFrame = Self.frame(beat: 12, from: jump, startBeat: 8)
+        // C then comes 8 beats after B's second start, not after its first.
+        let c = Self.frame(beat: 16, from: repeatFrame, startBeat: 8)
+        let midi: [(Double, MIDIMessage)] = [
+            (1.0, .noteOn(channel: 0, note: 60, velocity: 100)), (1.1, .noteOff(channel: 0, note: 60)),
+            (2.5, .noteOn(channel: 0, note: 62, velocity: 100)), (2.6, .noteOff(channel: 0, note: 62)),
+        ]
+        for block in [64, 512, 97] {
+            let out = try render(dir, frames: c + 2400, block: block, midi: midi)
+            XCTAssertEqual(firstFrame(out, at: 0.03), jump, "block \(block): B at the bar line after the button")
+            let unrepeated = Self.frame(beat: 16, from: jump, startBeat: 8)
+            XCTAssertEqual(out[unrepeated + 100], 0.03, accuracy: 0.001, "block \(block): C waits: B repeats")
+            XCTAssertEqual(firstFrame(out, at: 0.3), c, "block \(block): C 8 beats after B's repeat")
+        }
+    }
+
+    func testTheSectionPlayingAndTheNextArePublished() throws {
+        let dir = folder(sections: """
+            [ { "name": "A", "at": "1:1" }, { "name": "B", "at": "2:1" } ]
+            """)
+        let plan = try SongFiles.plan(setlist: dir + "/set.json", block: 128)
+        let engine = RenderEngine(plan: plan)
+        let clock = try XCTUnwrap(engine.songClock)
+        XCTAssertTrue(clock.published == (nil, 0), "before the first block: none playing, A next")
+        engine.render(frameCount: 128)
+        XCTAssertTrue(clock.published == (0, 1), "A plays, B next")
+        while engine.sampleTime < Int64(Self.frame(beat: 4)) { engine.render(frameCount: 128) }
+        XCTAssertTrue(clock.published == (1, nil), "B plays, none next")
+        XCTAssertEqual(plan.rack.timeline.sections.map(\.name), ["A", "B"])
+    }
+
+    func errors(_ body: () throws -> Void) -> [String] {
+        do {
+            try body()
+            return []
+        } catch {
+            return (error as? RackError)?.diagnostics.map(\.description) ?? ["\(error)"]
+        }
+    }
+
+    func testBadSectionsAreErrorsAtTheirPlaceWhenTheSetlistIsRead() throws {
+        let dir = folder(
+            sections: """
+                [ { "name": "A", "at": "1:1", "actions": ["dance"] },
+                  { "name": "B", "at": "1:1" },
+                  { "name": "C", "at": "9:1" },
+                  { "name": "D", "at": "2:5" } ]
+                """, extra: ", \"bars\": 8")
+        let found = errors { _ = try RackFiles.readSetlist(dir + "/set.json") }
+        let expected = [
+            "set.json:3:59: songs[0].sections[0].actions[0]: must be",
+            "set.json:4:24: songs[0].sections[1].at: section \"A\" already starts at 1:1",
+            "set.json:5:24: songs[0].sections[2].at: bar 9 is past the song's end (\"bars\": 8)",
+            "set.json:6:24: songs[0].sections[3].at: must be \"bar:beat\" (bar 1…, beat 1…4)",
+        ]
+        XCTAssertEqual(found.count, expected.count, found.joined(separator: "\n"))
+        for e in expected {
+            XCTAssertTrue(found.contains { $0.contains(e) }, "missing \(e) in\n\(found.joined(separator: "\n"))")
+        }
+    }
+
+    func testActionsTheRackCannotDoAreErrorsWhenTheSongIsRead() throws {
+        let dir = folder(sections: """
+            [ { "name": "A", "at": "1:1", "actions": ["snapshot lowd", "backing.jump", "drums.play", "talk on"] } ]
+            """)
+        let setlist = try RackFiles.readSetlist(dir + "/set.json")
+        let found = errors { _ = try RackFiles.readSong(setlist, 0, registry: PlayerRacks.registry) }
+        let expected = [
+            "set.json:3:59: songs[0].sections[0].actions[0]: \(dir)/r.json has no snapshot \"lowd\" (did you mean \"loud\"?)",
+            "set.json:3:76: songs[0].sections[0].actions[1]: a player unit takes \"play\", \"stop\", \"toggle\", \"restart\", not \"jump\"",
+            "set.json:3:92: songs[0].sections[0].actions[2]: \(dir)/r.json has no unit \"drums\"",
+        ]
+        XCTAssertEqual(found.count, expected.count, found.joined(separator: "\n"))
+        for e in expected {
+            XCTAssertTrue(found.contains { $0.contains(e) }, "missing \(e) in\n\(found.joined(separator: "\n"))")
+        }
+    }
+}
