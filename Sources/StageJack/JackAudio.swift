@@ -101,6 +101,19 @@ public final class JackAudio: @unchecked Sendable {
         try setCallbacks()
     }
 
+    /// The running server's rate and buffer size, from a client opened and closed at once.
+    /// Thread: main.
+    public static func serverFormat(clientName name: String) throws(JackError) -> (sampleRate: Int, bufferFrames: Int) {
+        stage_jack_quiet_messages()
+        var status = jack_status_t(rawValue: 0)
+        guard let client = stage_jack_open(name, &status) else { throw JackError.open(status: status) }
+        defer { jack_client_close(client) }
+        return (Int(jack_get_sample_rate(client)), Int(jack_get_buffer_size(client)))
+    }
+
+    /// The server runs its clients' process callbacks with real-time priority.
+    public var isRealtime: Bool { jack_is_realtime(client) != 0 }
+
     deinit {
         close()
         outputBase.deallocate()

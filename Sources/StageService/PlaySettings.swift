@@ -16,6 +16,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     /// Capture on another card than playback (two clocks): resample it to the playback
     /// clock, steered by the measured drift. Off unless set.
     case driftCompensation
+    /// The audio backend: "alsa" (the default: the card directly) or "jack" (a JACK client),
+    /// and the JACK ports to connect to (`jack_get_ports` patterns; "none": leave unconnected).
+    case driver, jackOutputs, jackInputs
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -48,6 +51,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .webSessions: return "STAGERACK_WEB_SESSIONS"
         case .oscSubscribers: return "STAGERACK_OSC_SUBSCRIBERS"
         case .driftCompensation: return "STAGERACK_DRIFT_COMPENSATION"
+        case .driver: return "STAGERACK_DRIVER"
+        case .jackOutputs: return "STAGERACK_JACK_OUTPUTS"
+        case .jackInputs: return "STAGERACK_JACK_INPUTS"
         }
     }
 
@@ -72,6 +78,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .recordFormat: return "--record-format"
         case .webCert, .webKey, .webRate, .webSessions, .oscSubscribers: return nil  // config file or environment
         case .driftCompensation: return "--drift-compensation"
+        case .driver: return "--driver"
+        case .jackOutputs: return "--jack-outputs"
+        case .jackInputs: return "--jack-inputs"
         }
     }
 

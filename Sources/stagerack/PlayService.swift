@@ -86,6 +86,9 @@ extension PlayCommand {
             watch: a.flags.contains("--watch"),
             hardwareLatency: s.integer(.hardwareLatency),
             compensateDrift: s.flag(.driftCompensation) ?? false,
+            driver: s.text(.driver) ?? "alsa",
+            jackOutputs: s.text(.jackOutputs) ?? "system:playback_",
+            jackInputs: s.text(.jackInputs) ?? "system:capture_",
             service: service)
         return (setup, setlist, rack)
     }
