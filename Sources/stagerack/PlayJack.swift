@@ -83,6 +83,7 @@ extension LiveSession {
                 jack = back
                 player.handOverRenderThread()  // JACK's old process thread has ended; the new one takes the queues
                 try startJack(jack)
+                Log.info("JACK server back: playing again")
             }
         }
     }
@@ -121,10 +122,7 @@ extension LiveSession {
             let signal = Signals.wait(milliseconds: 1000)
             if signal == SIGINT || signal == SIGTERM { return nil }
             guard let jack = try? open() else { continue }
-            if jack.sampleRate == rate {
-                Log.info("JACK server back")
-                return jack
-            }
+            if jack.sampleRate == rate { return jack }
             Log.error("the JACK server came back at \(jack.sampleRate) Hz, the rack runs at \(rate) Hz; retrying")
             jack.close()
         }

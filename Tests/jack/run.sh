@@ -43,18 +43,14 @@ start_jackd() {
 }
 export JACK_DEFAULT_SERVER="stagerack-test-$$"
 
-# `meter_start`: the meter client in the background, ready when its ports are there; it
+# `meter_start`: the meter client in the background, ready once it is active; it
 # records once both its ports are connected. `meter_result`: its JSON → "hz dB blocksize
 # from" (the first output's frequency, its level against the tone's, the server's buffer
 # size, the port in_1 hears).
 meter_start() {
-  $PY Tests/jack/meter.py meter 997 0.25 1 20 >"$WORK/meter.json" &
+  $PY Tests/jack/meter.py meter 997 0.25 1 20 >"$WORK/meter.json" 2>"$WORK/meter.err" &
   METER_PID=$!
-  local deadline=$(($(date +%s) + 10))
-  until jack_lsp meter:tone 2>/dev/null | grep -q meter:tone; do
-    (($(date +%s) < deadline)) || return 1
-    sleep 0.05
-  done
+  wait_for_line "$WORK/meter.err" '^ready$' 10  # active (ports of an inactive client cannot be connected)
 }
 meter_result() {  # sets M (waited for here: not in a subshell, which cannot wait for it)
   wait $METER_PID || { METER_PID=; cat "$WORK/meter.json"; return 1; }
@@ -74,6 +70,15 @@ play_jack() {  # play_jack LOG [options...]: in the background, ready when its r
   PLAY_PID=$!
 }
 
+# The meter's ports connected by hand (each alone: StageRack may have connected some by its
+# patterns already, if the meter was there first; the meter checks all are connected).
+connect_meter() {
+  jack_connect stagerack:main_1 meter:in_1 2>/dev/null
+  jack_connect stagerack:main_2 meter:in_2 2>/dev/null
+  jack_connect meter:tone stagerack:in_1 2>/dev/null
+  return 0
+}
+
 tone_through_jack() {
   start_jackd 128
   meter_start || return 1
@@ -87,7 +92,7 @@ tone_through_jack() {
   wait_for_line "$WORK/tone.log" "buffer size is now 256 frames; followed" 10 || { kill -TERM $PLAY_PID; return 1; }
   local m2
   meter_start || return 1
-  jack_connect stagerack:main_1 meter:in_1 && jack_connect stagerack:main_2 meter:in_2 && jack_connect meter:tone stagerack:in_1
+  connect_meter
   meter_result || return 1
   m2=$M
   echo "after jack_bufsize 256: $m2"
@@ -146,9 +151,9 @@ server_goes_away() {
   wait_for_line "$WORK/away.log" 'JACK server back' 10 || return 1
   # The meter came after StageRack: connected by hand.
   meter_start || return 1
-  jack_connect stagerack:main_1 meter:in_1 && jack_connect stagerack:main_2 meter:in_2 && jack_connect meter:tone stagerack:in_1
+  connect_meter
   local m
-  meter_result || return 1
+  meter_result || { jack_lsp -c; grep JACK "$WORK/away.log"; return 1; }
   m=$M
   echo "after the server came back: $m"
   kill -TERM $PLAY_PID
