@@ -73,7 +73,7 @@ def analyse(samples):
 
 
 with client:
-    print("ready", file=sys.stderr, flush=True)  # active: its ports can be connected now
+    print("ready", client.name, file=sys.stderr, flush=True)  # active, under this name: its ports can be connected now
     deadline = time.time() + timeout
     while time.time() < deadline:
         if tone.connections and all(p.connections for p in ins):

@@ -47,10 +47,16 @@ export JACK_DEFAULT_SERVER="stagerack-test-$$"
 # records once both its ports are connected. `meter_result`: its JSON → "hz dB blocksize
 # from" (the first output's frequency, its level against the tone's, the server's buffer
 # size, the port in_1 hears).
+# Each meter has a name of its own (the server may not have let go of the last one's yet).
 meter_start() {
-  $PY Tests/jack/meter.py meter 997 0.25 1 20 >"$WORK/meter.json" 2>"$WORK/meter.err" &
+  METER_NAME=${1:-meter}
+  # Removed first: the background job truncates it only once it has started, and the last
+  # meter's "ready" line must not be read as this one's.
+  rm -f "$WORK/meter.err"
+  $PY Tests/jack/meter.py "$METER_NAME" 997 0.25 1 20 >"$WORK/meter.json" 2>"$WORK/meter.err" &
   METER_PID=$!
-  wait_for_line "$WORK/meter.err" '^ready$' 10  # active (ports of an inactive client cannot be connected)
+  wait_for_line "$WORK/meter.err" '^ready ' 10 || return 1  # active (ports of an inactive client cannot be connected)
+  METER_NAME=$(sed -n 's/^ready //p' "$WORK/meter.err")  # the name the server gave it
 }
 meter_result() {  # sets M (waited for here: not in a subshell, which cannot wait for it)
   wait $METER_PID || { METER_PID=; cat "$WORK/meter.json"; return 1; }
@@ -73,10 +79,15 @@ play_jack() {  # play_jack LOG [options...]: in the background, ready when its r
 # The meter's ports connected by hand (each alone: StageRack may have connected some by its
 # patterns already, if the meter was there first; the meter checks all are connected).
 connect_meter() {
-  jack_connect stagerack:main_1 meter:in_1 2>/dev/null
-  jack_connect stagerack:main_2 meter:in_2 2>/dev/null
-  jack_connect meter:tone stagerack:in_1 2>/dev/null
-  return 0
+  local deadline=$(($(date +%s) + 5))
+  # Retried for a few seconds (a port registered a moment ago), then the meter says what is missing.
+  until jack_lsp -c "$METER_NAME:tone" | grep -q stagerack:in_1 && jack_lsp -c "$METER_NAME:in_2" | grep -q stagerack:main_2; do
+    jack_connect stagerack:main_1 "$METER_NAME:in_1" 2>>"$WORK/connect.err"
+    jack_connect stagerack:main_2 "$METER_NAME:in_2" 2>>"$WORK/connect.err"
+    jack_connect "$METER_NAME:tone" stagerack:in_1 2>>"$WORK/connect.err"
+    (($(date +%s) < deadline)) || return 0  # the meter says what is missing
+    sleep 0.2
+  done
 }
 
 tone_through_jack() {
@@ -91,7 +102,7 @@ tone_through_jack() {
   jack_bufsize 256 >/dev/null
   wait_for_line "$WORK/tone.log" "buffer size is now 256 frames; followed" 10 || { kill -TERM $PLAY_PID; return 1; }
   local m2
-  meter_start || return 1
+  meter_start meter2 || return 1
   connect_meter
   meter_result || return 1
   m2=$M
@@ -150,10 +161,10 @@ server_goes_away() {
   start_jackd 128
   wait_for_line "$WORK/away.log" 'JACK server back' 10 || return 1
   # The meter came after StageRack: connected by hand.
-  meter_start || return 1
+  meter_start meter3 || return 1
   connect_meter
   local m
-  meter_result || { jack_lsp -c; grep JACK "$WORK/away.log"; return 1; }
+  meter_result || { grep -v "^Cannot\|^jack server\|JackShm" "$WORK/connect.err"; grep JACK "$WORK/away.log"; return 1; }
   m=$M
   echo "after the server came back: $m"
   kill -TERM $PLAY_PID
