@@ -12,7 +12,7 @@ PREFIX ?= /usr/local
 .PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-engine bench-render clean install install-dry-run check-aarch64
 .PHONY: remote-test loudness-test
 .PHONY: bench-remote bench-link bench-memory bench-startup
-.PHONY: drift-test bench-drift
+.PHONY: drift-test bench-drift jack-test
 .PHONY: check-trixie check-arm64 deb deb-test installed-binary
 
 all: build
@@ -47,6 +47,7 @@ test: test-deps
 	$(MAKE) loudness-test
 	$(MAKE) remote-test
 	$(MAKE) drift-test
+	$(MAKE) jack-test
 	$(MAKE) tsan
 	$(MAKE) fuzz
 	$(MAKE) e2e
@@ -55,6 +56,12 @@ test: test-deps
 # space, errors, subscriptions, allowed networks, a bounded random sender). Prints its time.
 remote-test: build
 	Tests/remote/run.sh
+
+# play --driver jack against real jackd servers (dummy driver, names of their own): a tone
+# through the rack measured by a second JACK client, ports and patterns, the buffer size
+# followed, no server, a server that goes away (Tests/jack). Prints its time (~15 s).
+jack-test: build
+	Tests/jack/run.sh
 
 # Drift compensation over an hour of audio rendered fast (simulated capture clock 100 ppm
 # fast: latency within ±1 ms, no ring underrun or overrun, THD+N < -90 dB). Prints its time.

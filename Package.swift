@@ -23,6 +23,7 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
         .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
+        .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         // The LV2 host features in C (the log feature is variadic) and atom-sequence helpers.
         .target(name: "CLV2Host"),
@@ -53,6 +54,9 @@ let package = Package(
         // the offline renderer, the show recorder).
         .target(name: "StageDrivers", dependencies: ["StageCore", "StageControl", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
+        // JACK: `play --driver jack`, StageRack as a JACK client (libjack from jackd2).
+        .target(name: "StageJack", dependencies: ["StageCore", "StageDrivers", "CJack", "CStageShim"]),
+
         // Player: the `player` unit (backing tracks streamed from disk: libsndfile, libsamplerate).
         .target(name: "StagePlayer", dependencies: ["StageCore", "CSndFile", "CSampleRate"]),
 
@@ -73,7 +77,7 @@ let package = Package(
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageControl", "StageDrivers", "StageService", "CStageShim", "StagePlayer", "StageRemote", "StageOSC", "StageWeb", "StageLink"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageControl", "StageDrivers", "StageService", "CStageShim", "StagePlayer", "StageRemote", "StageOSC", "StageWeb", "StageLink", "StageJack"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),

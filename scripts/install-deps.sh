@@ -11,6 +11,10 @@ packages=(
   pkg-config
   libasound2-dev      # ALSA: live audio and the MIDI sequencer
   libfluidsynth-dev   # the synth unit
+  # play --driver jack: libjack from jackd2 (also PipeWire's JACK). In the same apt-get
+  # command as libfluidsynth-dev, which takes it as its alternative to jackd1's libjack-dev
+  # (Debian 12 pulls that one): apt swaps them and keeps libfluidsynth-dev in one run.
+  libjack-jackd2-dev
   libsndfile1-dev     # every audio file read and written
   libsamplerate0-dev  # resampling input files
   alsa-utils          # aplay/arecord/aconnect, for devices and tests
@@ -49,6 +53,8 @@ if [[ "${1:-}" == "--test" ]]; then
     gcc                 # builds the lv2 tests' plugin that fails to instantiate
     fluidsynth          # the peer CLI in Benchmarks/render (and Benchmarks/synth)
     valgrind            # callgrind instruction counts in Benchmarks/render
+    jackd2              # a real JACK server (dummy driver), jack_bufsize, for Tests/jack
+    python3-jack-client # the second JACK client that measures StageRack in Tests/jack
   )
   # The C shims built for aarch64 (scripts/check-aarch64.sh), and run under qemu.
   if [[ $(dpkg --print-architecture) == amd64 ]]; then

@@ -19,6 +19,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     /// Join the Ableton Link session on the network: the band's shared tempo and beat.
     /// Off unless set.
     case link
+    /// The audio backend: "alsa" (the default: the card directly) or "jack" (a JACK client),
+    /// and the JACK ports to connect to (`jack_get_ports` patterns; "none": leave unconnected).
+    case driver, jackOutputs, jackInputs
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -52,6 +55,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .oscSubscribers: return "STAGERACK_OSC_SUBSCRIBERS"
         case .driftCompensation: return "STAGERACK_DRIFT_COMPENSATION"
         case .link: return "STAGERACK_LINK"
+        case .driver: return "STAGERACK_DRIVER"
+        case .jackOutputs: return "STAGERACK_JACK_OUTPUTS"
+        case .jackInputs: return "STAGERACK_JACK_INPUTS"
         }
     }
 
@@ -77,6 +83,9 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .webCert, .webKey, .webRate, .webSessions, .oscSubscribers: return nil  // config file or environment
         case .driftCompensation: return "--drift-compensation"
         case .link: return "--link"
+        case .driver: return "--driver"
+        case .jackOutputs: return "--jack-outputs"
+        case .jackInputs: return "--jack-inputs"
         }
     }
 

@@ -84,7 +84,7 @@ public struct SettingsReader: Sendable {
         case .status, .webViewers, .driftCompensation, .link:
             guard let b = node.bool else { return .failure(Message(text: "must be true or false, found \(describe(node))")) }
             return .success(.flag(b))
-        case .record, .recordFormat, .webCert, .webKey:
+        case .record, .recordFormat, .webCert, .webKey, .driver, .jackOutputs, .jackInputs:
             guard let s = node.string, !s.isEmpty else { return .failure(Message(text: "must be a non-empty string, found \(describe(node))")) }
             return value(key, text: s)
         case .webClients, .webRate, .webSessions, .oscSubscribers:
@@ -173,6 +173,12 @@ public struct SettingsReader: Sendable {
         case .recordFormat:
             let t = text.trimmingSpaces.lowercased()
             return t == "wav" || t == "flac" ? .success(.text(t)) : .failure(Message(text: "must be wav or flac, not \"\(text)\""))
+        case .driver:
+            let t = text.trimmingSpaces.lowercased()
+            return t == "alsa" || t == "jack" ? .success(.text(t)) : .failure(Message(text: "must be alsa or jack, not \"\(text)\""))
+        case .jackOutputs, .jackInputs:
+            let t = text.trimmingSpaces
+            return t.isEmpty ? .failure(Message(text: "must be a JACK port pattern (e.g. system:playback_) or none")) : .success(.text(t))
         }
     }
 

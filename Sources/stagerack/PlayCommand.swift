@@ -2,6 +2,7 @@ import StageCore
 import StageControl
 import StageDrivers
 import StageLink
+import StageJack
 import StageService
 import StageSynth
 import Synchronization
@@ -20,6 +21,7 @@ enum PlayCommand {
                               [--device-wait SECONDS|forever] [--config FILE | --no-config]
                               [--record DIR] [--record-format wav|flac]
                               [--osc [ADDR:]PORT] [--web [ADDR:]PORT]
+                              [--driver alsa|jack] [--jack-outputs PATTERN] [--jack-inputs PATTERN]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
@@ -47,6 +49,11 @@ enum PlayCommand {
           --record DIR        record the show: the microphone as captured and the output as heard,
                               a pair of WAV files per song in DIR (see README, "Recording the show")
           --record-format F   wav (default) or flac (converted from the WAV when the show stops)
+          --driver alsa|jack  alsa (default): the card directly; jack: a JACK client at the server's
+                              rate and buffer size (config: driver; README, "Through JACK")
+          --jack-outputs PATTERN  connect the JACK outputs to the ports this matches, in order
+                              (default system:playback_; none: leave them unconnected)
+          --jack-inputs PATTERN   connect the JACK inputs from these (default system:capture_)
         \(serviceHelp)
 
         With a SETLIST, the first song plays; MIDI program changes (and SIGHUP) switch songs
@@ -74,6 +81,10 @@ enum PlayCommand {
         var compensateDrift = false
         /// `--link`: the rack follows the Ableton Link session on the network.
         var link = false
+        /// `--driver jack`: a JACK client (PlayJack.swift), and the patterns its ports connect to.
+        var driver = "alsa"
+        var jackOutputs = "system:playback_"
+        var jackInputs = "system:capture_"
         var service = ServiceSetup()
     }
 
@@ -81,13 +92,17 @@ enum PlayCommand {
         let a = try Arguments(
             args,
             valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels",
-                           "--hardware-latency"]
+                           "--hardware-latency", "--driver", "--jack-outputs", "--jack-inputs"]
                 + serviceValueOptions,
             flagOptions: ["--status", "--watch", "--drift-compensation", "--link"] + serviceFlagOptions)
         // Config file < environment < flags, over the rack's io section (PlayService.swift).
         let (setup, setlist, rack) = try resolveSetup(a)
         do {
+            if setup.driver == "jack" { return try LiveSession(setup: setup, setlist: setlist, rack: rack).runJack() }
             return try LiveSession(setup: setup, setlist: setlist, rack: rack).run()
+        } catch let e as JackError {
+            Log.error("JACK: \(e)")
+            return 1
         } catch let e as ALSAError {
             return reportDeviceError(e, setup: setup)  // what is wrong and what to do (DeviceErrorReport.swift)
         }

@@ -87,6 +87,9 @@ extension PlayCommand {
             hardwareLatency: s.integer(.hardwareLatency),
             compensateDrift: s.flag(.driftCompensation) ?? false,
             link: s.flag(.link) ?? false,
+            driver: s.text(.driver) ?? "alsa",
+            jackOutputs: s.text(.jackOutputs) ?? "system:playback_",
+            jackInputs: s.text(.jackInputs) ?? "system:capture_",
             service: service)
         return (setup, setlist, rack)
     }

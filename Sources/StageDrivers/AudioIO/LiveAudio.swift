@@ -30,9 +30,8 @@ public final class LiveAudio: @unchecked Sendable {
     /// The last xrun: 1 capture, 2 playback; and its errno (negative).
     let lastXrunSide = Atomic<Int>(0)
     let lastXrunCode = Atomic<Int>(0)
-    let loadBits = Atomic<UInt32>(0)
-    let peakInBits = Atomic<UInt32>(0)
-    let peakOutBits = Atomic<UInt32>(0)
+    /// Load and peaks, published by the period's render (`PeriodRender.swift`, shared with JACK).
+    let meters = PeriodMeters()
     let framesDone = Atomic<Int>(0)
     /// Frames the device lost without an ALSA error, and the gaps (`LostFrameDetector`).
     let lostFrames = Atomic<Int>(0)
@@ -141,11 +140,10 @@ public final class LiveAudio: @unchecked Sendable {
 
     /// Reads and resets the meters. Thread: any (one reader).
     public func status() -> Status {
+        let m = meters.take()
         var s = Status(
             xruns: xrunCount.load(ordering: .relaxed) + (captureThread?.xruns.load(ordering: .relaxed) ?? 0),
-            load: Float(bitPattern: loadBits.exchange(0, ordering: .relaxed)),
-            peakIn: Float(bitPattern: peakInBits.exchange(0, ordering: .relaxed)),
-            peakOut: Float(bitPattern: peakOutBits.exchange(0, ordering: .relaxed)),
+            load: m.load, peakIn: m.peakIn, peakOut: m.peakOut,
             frames: framesDone.load(ordering: .relaxed),
             lastXrun: lastXrunSide.load(ordering: .relaxed) == 0
                 ? nil
@@ -201,7 +199,6 @@ public final class LiveAudio: @unchecked Sendable {
         }
         defer { captureThread?.stop() }
         let rate = Double(playback.configuration.sampleRate)
-        let periodNanoseconds = Double(periodFrames) / rate * 1e9
         let pacedStart = monotonicNanoseconds()
         var frames = 0
         // Samples lost without an ALSA error: the capture's timestamps (else playback's).
@@ -221,14 +218,9 @@ public final class LiveAudio: @unchecked Sendable {
                     } else {
                         try capture.read(into: inputBus, frames: periodFrames)
                     }
-                    publishPeak(inputBus, peakInBits)
+                    meters.publishInputPeak(inputBus, frames: periodFrames)
                 }
-                let t0 = monotonicNanoseconds()
-                player.clock.periodStarted(frame: player.sampleTime, nanoseconds: t0, periodFrames: periodFrames, sampleRate: rate)
-                player.render(frameCount: periodFrames, input: inputBus, output: output)
-                let load = Float(Double(monotonicNanoseconds() &- t0) / periodNanoseconds)
-                publishMax(load, loadBits)
-                publishPeak(output, peakOutBits)
+                meters.renderPeriod(player, input: inputBus, output: output, frames: periodFrames, sampleRate: rate)
                 recorder?.take(input: inputBus, output: output, frames: periodFrames)
                 try playback.write(from: output, frames: periodFrames)
                 if !isPaced, let reading = watched.timestampedPosition(),
@@ -260,26 +252,6 @@ public final class LiveAudio: @unchecked Sendable {
         playback.drop()
         if captureThread == nil { capture?.drop() }
         return .stopped
-    }
-
-    @inline(__always)
-    private func publishPeak(_ bus: AudioBus, _ target: borrowing Atomic<UInt32>) {
-        var peak: Float = 0
-        for c in 0..<bus.channelCount {
-            let p = bus[c]
-            for i in 0..<periodFrames { peak = max(peak, abs(p[i])) }
-        }
-        publishMax(peak, target)
-    }
-
-    @inline(__always)
-    private func publishMax(_ value: Float, _ target: borrowing Atomic<UInt32>) {
-        var old = target.load(ordering: .relaxed)
-        while value > Float(bitPattern: old) {
-            let (exchanged, now) = target.compareExchange(expected: old, desired: value.bitPattern, ordering: .relaxed)
-            if exchanged { break }
-            old = now
-        }
     }
 }
 
