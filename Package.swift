@@ -25,6 +25,7 @@ let package = Package(
         .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
+        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         // The LV2 host features in C (the log feature is variadic) and atom-sequence helpers.
         .target(name: "CLV2Host"),
         // Tiny C helpers Swift cannot express: flush-to-zero, CPU time, alsa-lib's variadic
@@ -39,8 +40,8 @@ let package = Package(
         // Core: pure Swift, no C. Unit contract, parameters, graph compiler, render engine,
         // queues, MIDI types and mapping, rack files and their validation.
         .target(name: "StageCore", swiftSettings: renderPathSettings),
-        // Units: pure Swift DSP on the Core contract.
-        .target(name: "StageUnits", dependencies: ["StageCore"], swiftSettings: renderPathSettings),
+        // Units: Swift DSP on the Core contract (the feedback unit's spectrum through FFTW).
+        .target(name: "StageUnits", dependencies: ["StageCore", "CFFTW"], swiftSettings: renderPathSettings),
         // Synth: the FluidSynth generator unit.
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
         // LV2: installed LV2 plugins as units, hosted through lilv.

@@ -4,7 +4,7 @@
 # unit, the same program) subtracted, all in this one run. Pi 4 estimate as in
 # /work/shared/docs/PEERS.md (instructions per sample / IPC and clock there).
 #
-# Needs: valgrind, sox, espeak-ng. Usage: Benchmarks/feedback/run.sh
+# Needs: valgrind, sox, espeak-ng, libfftw3-dev. Usage: Benchmarks/feedback/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=.build/bench-feedback
@@ -16,8 +16,8 @@ Every note goes through the rack: pitch, delay and reverb, then the mixer and th
 fi
 FRAMES=$(( $(stat -c %s "$OUT/voice.f32") / 4 ))
 swift build -c release --target StageUnits 2>&1 | grep -E "error|Build" || true
-swiftc -O -wmo -parse-as-library -I .build/release/Modules Benchmarks/feedback/FeedbackBench.swift \
-    .build/release/StageUnits.build/*.o .build/release/StageCore.build/*.o -o "$OUT/feedback-bench"
+swiftc -O -wmo -parse-as-library -I .build/release/Modules -I Sources/CFFTW Benchmarks/feedback/FeedbackBench.swift \
+    .build/release/StageUnits.build/*.o .build/release/StageCore.build/*.o -lfftw3f -o "$OUT/feedback-bench"
 ir() { # total instructions of one case
     valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$1" "$OUT/feedback-bench" "$OUT/voice.f32" "$1" >/dev/null 2>"$OUT/cg.$1.log"
     grep -E "Collected" "$OUT/cg.$1.log" | awk '{ print $NF }'

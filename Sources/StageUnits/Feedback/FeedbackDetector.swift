@@ -5,7 +5,7 @@ import Glibc
 /// Finds acoustic feedback in the `feedback` unit's input, one analysis a hop.
 ///
 /// Each analysis takes the last `size` samples (2,048 at 48 kHz: 43 ms) through a Hann
-/// window and an FFT, then:
+/// window and an FFT (FFTW's, through `FeedbackFFT`), then:
 /// 1. **Peaks**: local maxima from 60 Hz to 16 kHz above −80 dBFS that stand out from
 ///    their neighbourhood (the mean power 3–10 bins either side) by the prominence the
 ///    sensitivity asks (14–30 dB): a narrowband tone; noise, consonants and the dense
@@ -49,13 +49,9 @@ final class FeedbackDetector {
     let size: Int
     let hop: Int
     let sampleRate: Double
-    let fft: FeedbackRealFFT
-    /// The windowed input of one analysis (size).
-    let frame: UnsafeMutablePointer<Float>
+    /// FFTW's plan, its windowed input and this analysis's and the last one's spectra.
+    var fft: FeedbackFFT
     let window: UnsafeMutablePointer<Float>
-    let re: UnsafeMutablePointer<Float>
-    let im: UnsafeMutablePointer<Float>
-    let previous: UnsafeMutablePointer<Float>  // re, im of the last analysis (size)
     let power: UnsafeMutablePointer<Float>
     let tracks: UnsafeMutablePointer<Track>
     let candidates: UnsafeMutablePointer<Int>
@@ -74,13 +70,9 @@ final class FeedbackDetector {
         while Double(n) < 0.04 * sampleRate { n *= 2 }
         size = n
         hop = n / 4
-        fft = FeedbackRealFFT(size: n)
-        frame = .allocate(capacity: n)
+        fft = FeedbackFFT(size: n)
         window = .allocate(capacity: n)
         for i in 0..<n { window[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n))) }
-        re = .allocate(capacity: n)
-        im = .allocate(capacity: n)
-        previous = .allocate(capacity: n)
         power = .allocate(capacity: n / 2 + 1)
         tracks = .allocate(capacity: Self.trackCount)
         candidates = .allocate(capacity: Self.candidateCount)
@@ -94,7 +86,7 @@ final class FeedbackDetector {
 
     func deallocate() {
         fft.deallocate()
-        for p in [window, frame, re, im, previous, power] { p.deallocate() }
+        for p in [window, power] { p.deallocate() }
         tracks.deallocate()
         candidates.deallocate()
         found.deallocate()
@@ -103,7 +95,7 @@ final class FeedbackDetector {
     /// Forgets every track. Thread: render, or control while not rendering.
     func reset() {
         tracks.initialize(repeating: Track(), count: Self.trackCount)
-        previous.update(repeating: 0, count: size)
+        fft.clear()
         foundCount = 0
     }
 
@@ -113,17 +105,15 @@ final class FeedbackDetector {
     /// with `sensitivity` 0…1; fills `found`. Thread: render.
     func analyze(ring: UnsafePointer<Float>, mask: Int, now: Int64, sensitivity: Float) {
         let start = Int((now - Int64(size)) & Int64(mask))
+        let frame = fft.input
         for i in 0..<size { frame[i] = ring[(start + i) & mask] * window[i] }
-        fft.transform(frame, re, im)
-        for k in 0...(size / 2) { power[k] = re[k] * re[k] + im[k] * im[k] }
+        fft.transform()
+        let bins = fft.spectrum
+        for k in 0...(size / 2) { power[k] = bins[2 * k] * bins[2 * k] + bins[2 * k + 1] * bins[2 * k + 1] }
         let prominence = powf(10, (28 - 16 * sensitivity) / 10)
         let persistence = max(2, Int((6 - 6 * sensitivity).rounded()))
         let candidateTotal = findCandidates(prominence: prominence)
         updateTracks(candidateTotal, persistence: persistence)
-        for k in 0..<(size / 2) {
-            previous[2 * k] = re[k]
-            previous[2 * k + 1] = im[k]
-        }
     }
 
     /// The strongest prominent peaks, into `candidates`; returns how many. Thread: render.
@@ -159,8 +149,9 @@ final class FeedbackDetector {
 
     /// The frequency of the peak at bin `k` from the phase advance since the last analysis. Thread: render.
     func frequency(bin k: Int) -> Double {
+        let previous = fft.previousSpectrum, current = fft.spectrum
         let pr = Double(previous[2 * k]), pi = Double(previous[2 * k + 1])
-        let cr = Double(re[k]), ci = Double(im[k])
+        let cr = Double(current[2 * k]), ci = Double(current[2 * k + 1])
         // Phase of current × conj(previous).
         let advance = atan2(ci * pr - cr * pi, cr * pr + ci * pi)
         let expected = 2 * Double.pi * Double(k) * Double(hop) / Double(size)

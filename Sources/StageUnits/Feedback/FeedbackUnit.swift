@@ -54,6 +54,9 @@ public final class FeedbackUnit: RackUnit, UnitReadout, UnitSavedState {
         detector = nil
     }
 
+    /// Makes the detector, whose FFTW plan is made here (FFTW's planner is not thread-safe:
+    /// `FeedbackFFT` serialises plan creation and destruction across every unit, prepared on
+    /// whichever control thread; none is made or destroyed on the render thread).
     /// Thread: control.
     public func prepare(_ spec: PrepareSpec) throws {
         free()
