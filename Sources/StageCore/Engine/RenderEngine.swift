@@ -435,31 +435,6 @@ public final class RenderEngine: @unchecked Sendable {
         return AudioBus(channelPointers: UnsafePointer(pointers), channelCount: host.channelCount)
     }
 
-    /// Whether units nobody hears are skipped (the default; false renders every unit
-    /// always, for comparisons). Thread: render, or control when idle.
-    public var skipsUnheardUnits: Bool {
-        get { silence.enabled }
-        set { silence.enabled = newValue }
-    }
-
-    /// Whether unit `u` sleeps now because it has nothing to say (EngineSilence). Thread:
-    /// render, or control when idle.
-    public func isSleeping(unit u: Int) -> Bool { silence.asleep[u] }
-
-    /// Whether unit `u`'s output was flagged silent in the last segment rendered. Thread:
-    /// render, or control when idle.
-    public func isOutputSilent(unit u: Int) -> Bool { silence.outputSilent[u] }
-
-    /// Times units went to sleep on silence and woke again. Thread: render, or control when idle.
-    public var sleepCounts: (sleeps: Int, wakes: Int) { (silence.sleepCount, silence.wakeCount) }
-
-    /// Segments unit `u` rendered so far (a unit nobody hears renders none). Thread: render,
-    /// or control when idle.
-    public func renderCount(unit u: Int) -> Int { silence.renders[u] }
-
-    /// Whether unit `u` is being skipped because nobody hears it. Thread: render, or control when idle.
-    public func isSkipping(unit u: Int) -> Bool { silence.isUnheard(u) }
-
     /// Adds an event for the next block (times before it apply at its first frame); false
     /// when the block's list is full (the caller keeps the event for the next block).
     /// Thread: render (the thread that calls `render`).
