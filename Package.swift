@@ -35,7 +35,9 @@ let package = Package(
         // C interface: the one C++ target.
         .target(
             name: "CLink", cxxSettings: [.define("LINK_PLATFORM_LINUX", to: "1")],
-            linkerSettings: [.linkedLibrary("stdc++"), .linkedLibrary("pthread")]),
+            // libatomic: trixie's Link 3.1 asks `__atomic_is_lock_free` at run time (a query
+            // only: no atomic it uses goes through libatomic's locks).
+            linkerSettings: [.linkedLibrary("stdc++"), .linkedLibrary("pthread"), .linkedLibrary("atomic")]),
 
         // Core: pure Swift, no C. Unit contract, parameters, graph compiler, render engine,
         // queues, MIDI types and mapping, rack files and their validation.

@@ -23,6 +23,7 @@ packages=(
   liblilv-dev         # the lv2 unit: LV2 plugins hosted through lilv
   lv2-dev             # LV2's headers (urid, atom, options, buf-size, log)
   ableton-link-dev    # Ableton Link (play --link): C++ headers, with libasio-dev
+  g++                 # ... compiled as C++ (Sources/CLink): the C++ standard library's headers
   libfftw3-dev        # the feedback unit's spectrum: FFTW3 in single precision (libfftw3f)
 )
 if [[ "${1:-}" == "--arm64" ]]; then
