@@ -51,9 +51,14 @@ no_rwx() {
   fi
   ! grep -q 'LOAD segment with RWX' "$out/build.log" || { echo "the linker still warns about an RWX LOAD segment" >&2; return 1; }
   echo "no segment is both writable and executable" >&2
+  # full RELRO, as make deb asks for (lld; GNU ld dropped the segment, see build.sh)
+  local segments
+  segments=$(readelf -lW "$BIN")
+  [[ $segments == *GNU_RELRO* ]] || { echo "no GNU_RELRO segment" >&2; return 1; }
+  echo "a GNU_RELRO segment" >&2
 }
 failed=""
-step "readelf -lW: no RWX segment" no_rwx || failed+="RWX segment; "
+step "readelf -lW: no RWX segment, a GNU_RELRO one" no_rwx || failed+="RWX segment or no RELRO; "
 
 mapfile -t all_racks < <(find racks -name '*.json' | sort)
 validate_all() {

@@ -3,9 +3,10 @@
 # in the arm64 root under proot + qemu-aarch64-static (scripts/arm64/lib.sh), niced. The source
 # is synced into ROOT/work/stagerack (rsync: unchanged files keep their inode and mtime, so a
 # second run is incremental); the build folder ROOT/work/build stays between runs.
-# The link flags are make deb's (build ID, full RELRO) and -z separate-code: without it the
-# aarch64 link puts code and data in one LOAD segment with RWX permissions (the linker warns;
-# readelf -lW on the result is checked by check-arm64). The whole log: .build/check-arm64/build.log.
+# The link flags are make deb's (lld, build ID, full RELRO) and -z separate-code: with GNU ld
+# and without it the aarch64 link put code and data in one LOAD segment with RWX permissions,
+# and GNU ld made no GNU_RELRO segment at all (Swift 6.0.3 flags some .rodata writable);
+# lld keeps a GNU_RELRO segment (readelf -lW on the result is checked by check-arm64). The whole log: .build/check-arm64/build.log.
 # ARM64_BUILD_TIMEOUT (s, default 5400): the watchdog (a first attempt hung on a futex).
 # ARM64_JOBS (default 2): swift build -j.
 set -euo pipefail
@@ -17,7 +18,7 @@ mkdir -p .build/check-arm64 "$root/work/stagerack"
 arm64_tools
 command -v rsync >/dev/null || { echo "arm64: rsync is missing: apt-get install rsync" >&2; exit 2; }
 git ls-files -co --exclude-standard | rsync -a --delete-missing-args --files-from=- ./ "$root/work/stagerack/"
-ARM64_LINK_FLAGS="-Xlinker --build-id=sha1 -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xlinker -z -Xlinker separate-code"
+ARM64_LINK_FLAGS="-Xswiftc -use-ld=lld -Xlinker --build-id=sha1 -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xlinker -z -Xlinker separate-code"
 
 # qemu-user (Debian 12's 7.2) now and then deadlocks a child that swift-build has just
 # forked (a posix_spawn that qemu turns into a fork): the child waits on a futex forever and
