@@ -1,4 +1,5 @@
 import StageDrivers
+import StageTestSupport
 import XCTest
 
 /// The lost-frame detector on synthetic device timestamps: steady streams with drift,
