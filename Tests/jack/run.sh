@@ -81,7 +81,10 @@ play_jack() {  # play_jack LOG [options...]: in the background, ready when its r
 connect_meter() {
   local deadline=$(($(date +%s) + 5))
   # Retried for a few seconds (a port registered a moment ago), then the meter says what is missing.
-  until jack_lsp -c "$METER_NAME:tone" | grep -q stagerack:in_1 && jack_lsp -c "$METER_NAME:in_2" | grep -q stagerack:main_2; do
+  local tone_links in2_links
+  # jack_lsp's output captured before it is searched (`| grep -q` fails at random under pipefail)
+  while tone_links=$(jack_lsp -c "$METER_NAME:tone"); in2_links=$(jack_lsp -c "$METER_NAME:in_2")
+        [[ $tone_links != *stagerack:in_1* || $in2_links != *stagerack:main_2* ]]; do
     jack_connect stagerack:main_1 "$METER_NAME:in_1" 2>>"$WORK/connect.err"
     jack_connect stagerack:main_2 "$METER_NAME:in_2" 2>>"$WORK/connect.err"
     jack_connect "$METER_NAME:tone" stagerack:in_1 2>>"$WORK/connect.err"
