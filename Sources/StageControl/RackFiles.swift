@@ -91,6 +91,7 @@ extension RackFiles {
             // The setlist's own problems and its missing files reported at once (also
             // without `checkSongs`, whose caller checks them itself, when it throws anyway).
             var (setlist, problems) = try SetlistReader.readReportingAll(text: text, file: path)
+            problems += readLyrics(&setlist)
             // A track is relative to the setlist (resolved so far against the working
             // folder); the player reads its `file` relative to the rack's folder: absolute.
             for i in setlist.entries.indices {
@@ -119,6 +120,7 @@ extension RackFiles {
         try entry.song.apply(to: &rack, setlistFile: setlist.file, songPath: "songs[\(index)]") { type in
             registry.type(named: type)?.settings.map(\.key) ?? []
         }
+        matchLyrics(entry.song, into: &rack)
         return rack
     }
 

@@ -100,6 +100,8 @@ public struct RemoteView: Sendable {
     public var transport: [RemoteTransport]
     /// Whether Talk is on (set by the remote's talk command; off after a song switch).
     public var talk = false
+    /// The song's lyrics matched to its sections (the page's lyrics message); nil: none.
+    public var lyrics: SongLyrics?
     /// Counts the publications: a server that saw this serial has seen everything.
     public var serial = 0
 
@@ -116,6 +118,7 @@ public struct RemoteView: Sendable {
             return RemoteTransport(unit: u.id, unitIndex: i, commands: u.commands)
         }
         tempo = plan.rack.tempo
+        lyrics = plan.rack.lyrics
         key = plan.rack.units.lazy.compactMap { u in
             u.settings.string("key").map { k in u.settings.string("scale").map { "\(k) \($0)" } ?? k }
         }.first
@@ -244,6 +247,8 @@ public struct RemoteMeters: Sendable, Equatable {
     /// The setlist song's section playing and the next (`SongClock`); nil: none.
     public var section: String?
     public var nextSection: String?
+    /// The index of the section playing in the song's timeline (what the lyrics follow).
+    public var sectionIndex: Int?
     public var gainReduction: [GainReduction] = []
     /// A unit's read-only values (`UnitReadout`: the tuner's note, an LV2 plugin's outputs),
     /// formatted on the main thread: `text` as `play --status` shows it, `values` by name.

@@ -169,7 +169,7 @@ public enum WebProtocol {
     /// What changed from `old` to `new`: the whole state when the rack or song changed,
     /// else one `change` message per value (and the snapshot).
     public static func changes(from old: RemoteView, to new: RemoteView) -> [String] {
-        guard old.state.generation == new.state.generation, old.song == new.song else { return [state(new)] }
+        guard old.state.generation == new.state.generation, old.song == new.song else { return [state(new)] + lyrics(new) }
         var out: [String] = []
         if new.mappings != old.mappings || new.learning != old.learning || new.notice != old.notice {
             out.append("{\"type\":\"mappings\",\(mappingFields(new))}")
@@ -207,10 +207,12 @@ public enum WebProtocol {
             + "\"xruns\":\(m.xruns),\(tempoFields(m))\(linkFields(m))\(sectionFields(m))\"gr\":[\(gr)],\"readouts\":[\(readouts)],\"midi\":[\(m.lastMIDI.map(quote).joined(separator: ","))]}"
     }
 
-    /// `"section":"verse","nextSection":"chorus",` when the song has sections, else nothing.
+    /// `"section":"verse","nextSection":"chorus","sectionIndex":1,` when the song has
+    /// sections, else nothing.
     static func sectionFields(_ m: RemoteMeters) -> String {
         guard m.section != nil || m.nextSection != nil else { return "" }
         return "\"section\":\(m.section.map(quote) ?? "null"),\"nextSection\":\(m.nextSection.map(quote) ?? "null"),"
+            + "\"sectionIndex\":\(m.sectionIndex.map(String.init) ?? "null"),"
     }
 
     /// `"tempo":96,"tempoSource":"tap",` when the tempo is known, else nothing.

@@ -428,6 +428,7 @@ public final class WebServer: @unchecked Sendable {
         let v = view ?? hub.view()
         c.lastView = v
         queue(c, WebProtocol.state(v))
+        for m in WebProtocol.lyrics(v) { queue(c, m) }
     }
 
     func queue(_ c: Client, _ text: String) {

@@ -303,7 +303,7 @@ final class LiveSession {
                 status.link = linkSession.map { linkWatch.update($0, rack: player.playingTempo) } ?? nil
                 if let remote {
                     remoteFeed.publish(reading, hasCapture: capture != nil, link: status.link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts,
-                        section: switcher.songClock?.publishedNames, to: remote)
+                        section: switcher.songClock?.publishedNames, sectionIndex: switcher.songClock?.published.current, to: remote)
                     webServer?.wake()  // main → web: new meters
                 }
                 status.update(reading, hasCapture: capture != nil)

@@ -11,6 +11,8 @@ public struct RackDescription: Sendable {
     public var songTempo: Double?
     /// The setlist song's time signature and sections (`SongTimeline`); none for a rack alone.
     public var timeline = SongTimeline()
+    /// The setlist song's lyrics matched to its sections (`SongLyrics`); nil: none.
+    public var lyrics: SongLyrics?
     public var units: [UnitDescription] = []
     /// Where the `units` section starts, for errors about the rack as a whole.
     public var unitsLocation: SourceLocation?

@@ -7,7 +7,7 @@
 /// loop), the key the `key` setting of every unit whose type has one (harmony, tune).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
-    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections"]
+    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "lyrics"]
 
     /// The track file, resolved against the setlist's folder; nil: the rack's own.
     public var track: String?
@@ -23,6 +23,12 @@ public struct SetlistSong: Sendable, Equatable {
     public var keyLocation: SourceLocation?
     /// The time signature, length and sections (`SongTimeline`, racks/README.md "Sections").
     public var timeline = SongTimeline()
+    /// The song's ChordPro file (`"lyrics"`, resolved against the setlist's folder), as
+    /// written, where, and the song it holds (read with the setlist: `RackFiles.readLyrics`).
+    public var lyricsFile: String?
+    public var lyricsAsWritten: String?
+    public var lyricsLocation: SourceLocation?
+    public var lyrics: ChordProSong?
 
     public init() {}
 
@@ -63,6 +69,15 @@ public struct SetlistSong: Sendable, Equatable {
             }
         }
         song.timeline = SongTimeline.read(e, path: path, report: report)
+        if let l = e["lyrics"] {
+            if let s = l.value.string, !s.isEmpty {
+                song.lyricsFile = SetlistReader.joined(folder, s)
+                song.lyricsAsWritten = s
+                song.lyricsLocation = l.value.location
+            } else {
+                report(l.value.location, "\(path).lyrics", "must be the song's ChordPro file (relative to the setlist)")
+            }
+        }
         return song
     }
 
