@@ -46,7 +46,9 @@ function receive(m) {
       renderPerformer();
       renderEngineer();
       showReadouts(m);
+      lyricsForState(m);
       break;
+    case "lyrics": receiveLyrics(m); break;
     case "mappings":
       if (s) { s.mappings = m.mappings; s.learning = m.learning; s.notice = m.notice; renderMappings(); }
       break;
@@ -62,6 +64,7 @@ function receive(m) {
       meter("out", m.out, now);
       showLoad(m, now);
       showMeterDetails(m);
+      lyricsFollowMeters(m);
       if ("readouts" in m) showReadouts(m);
       if ("tempo" in m) {
         page.engineTempo = { bpm: m.tempo, source: m.tempoSource, linkPeers: m.link ? m.link.peers : null };
@@ -87,14 +90,18 @@ function showLogin(show) {
   if (!show) $("login-error").textContent = "";
 }
 
-// The performer's view first; the engineer's one tap away (remembered for this tab).
+// The performer's view first; the engineer's one tap away (remembered for this tab); the
+// lyrics view (the performer's lyrics alone, large) from the Lyrics button or ?view=lyrics.
 function showView(name) {
   document.body.dataset.view = name;
-  $("performer").hidden = name !== "performer";
+  $("performer").hidden = name === "engineer";
   $("engineer").hidden = name !== "engineer";
-  $("view").textContent = name === "performer" ? "Engineer" : "Performer";
-  $("view").setAttribute("aria-label", "show the " + (name === "performer" ? "engineer's" : "performer's") + " view");
+  $("view").textContent = name === "engineer" ? "Performer" : "Engineer";
+  $("view").setAttribute("aria-label", "show the " + (name === "engineer" ? "performer's" : "engineer's") + " view");
+  $("lyrics-view").classList.toggle("on", name === "lyrics");
+  $("lyrics-view").setAttribute("aria-pressed", String(name === "lyrics"));
   sessionStorage.setItem("stagerack-view", name);
+  renderLyrics();
 }
 
 $("login-form").onsubmit = (e) => {
@@ -102,7 +109,11 @@ $("login-form").onsubmit = (e) => {
   send({ type: "login", pin: $("pin").value });
   $("pin").value = "";
 };
-$("view").onclick = () => showView(document.body.dataset.view === "performer" ? "engineer" : "performer");
+$("view").onclick = () => showView(document.body.dataset.view === "engineer" ? "performer" : "engineer");
+$("lyrics-view").onclick = (e) => {
+  e.preventDefault();
+  showView(document.body.dataset.view === "lyrics" ? "performer" : "lyrics");
+};
 $("fine").onclick = () => {
   const on = document.body.classList.toggle("fine");
   $("fine").classList.toggle("on", on);
@@ -119,5 +130,6 @@ $("save-snapshot").onclick = () => {
   const name = $("snapshot-name").value.trim();
   if (name) send({ type: "save", snapshot: name });
 };
-showView(sessionStorage.getItem("stagerack-view") === "engineer" ? "engineer" : "performer");
+showView(new URLSearchParams(location.search).get("view") === "lyrics" ? "lyrics"
+  : ["engineer", "lyrics"].includes(sessionStorage.getItem("stagerack-view")) ? sessionStorage.getItem("stagerack-view") : "performer");
 connect();

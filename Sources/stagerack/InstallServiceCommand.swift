@@ -72,7 +72,7 @@ enum InstallServiceCommand {
             throw UsageError(message: "cannot read \(unitFile) (give the repository with --source DIR)")
         }
         let sources = InstallPlan.Sources(
-            racks: list(source, "racks", extensions: ["json", "md", "ogg", "oga", "opus", "wav", "flac", "mid", "midi", "sf2", "sf3"]),
+            racks: list(source, "racks", extensions: ["json", "md", "cho", "ogg", "oga", "opus", "wav", "flac", "mid", "midi", "sf2", "sf3"]),
             soundfonts: list(source, "soundfonts", extensions: ["sf2", "sf3", "md"]),
             unitText: unitText, web: list(source, "web", extensions: ["html", "css", "js", "png", "svg"]))
         // A rack outside the repository stays where it is: the service user must be able to read it.

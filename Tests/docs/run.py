@@ -7,7 +7,10 @@
                              into FRAGMENT_RACK below (its units: mic, pitch, delay,
                              reverb, synth, mix with 4 inputs, out);
     ```json5 setlist         a setlist; each "*.json" it names is written next to it as a
-                             copy of FRAGMENT_RACK.
+                             copy of FRAGMENT_RACK; each "*.cho" (a ChordPro file) is
+                             racks/' own if there is one, else a small one.
+- Every ```chordpro block is read as a song's lyrics (a setlist of one song naming it,
+  validated): its errors are reported at the README's own line.
   Errors are reported at the README's own line.
 - Every ```sh / ```bash block is run, in the repository, as one bash script (so `export`
   and `cd` carry over from line to line), each command checked for exit status 0; the
@@ -194,6 +197,12 @@ def check_json(doc, line, info, text, work):
                 continue
             with open(os.path.join(folder, name), "w") as f:
                 f.write(FRAGMENT_RACK + "}\n")
+    if kind == "setlist":
+        for name in sorted(set(re.findall(r'"([^"\s]+\.cho)"', text))):
+            os.makedirs(os.path.dirname(os.path.join(folder, name)) or folder, exist_ok=True)
+            library = os.path.join(REPO, "racks", name)
+            with open(os.path.join(folder, name), "w") as f:
+                f.write(open(library).read() if os.path.isfile(library) else "{title: A song}\n{sov}\n[C]La la\n{eov}\n")
     path = os.path.join(folder, "block.json")
     with open(path, "w") as f:
         f.write(content)
@@ -208,6 +217,26 @@ def check_json(doc, line, info, text, work):
         return "%s:%d:%s" % (doc, line + int(m.group(1)) - offset, m.group(2))
     bad("%s: the %s block does not validate" % (where, kind),
         re.sub(re.escape(path) + r":(\d+):(\d+)", relocate, out))
+
+
+def check_chordpro(doc, line, text, work):
+    """A ChordPro block: the lyrics of a one-song setlist, validated."""
+    folder = tempfile.mkdtemp(dir=work)
+    song = os.path.join(folder, "song.cho")
+    with open(song, "w") as f:
+        f.write(text)
+    with open(os.path.join(folder, "rack.json"), "w") as f:
+        f.write(FRAGMENT_RACK + "}\n")
+    setlist = os.path.join(folder, "set.json")
+    with open(setlist, "w") as f:
+        f.write('{ "format": 2, "songs": [ { "rack": "rack.json", "lyrics": "song.cho" } ] }\n')
+    rc, out = run([BIN, "validate", setlist])
+    where = "%s:%d" % (doc, line)
+    if rc == 0:
+        ok("%s: the ChordPro block reads" % where)
+        return
+    bad("%s: the ChordPro block does not read" % where,
+        re.sub(re.escape(song) + r":(\d+):(\d+)", lambda m: "%s:%d:%s" % (doc, line + int(m.group(1)), m.group(2)), out))
 
 
 # ---------------------------------------------------------------- shell blocks
@@ -414,6 +443,8 @@ def main():
                 lang = info[0] if info else ""
                 if lang in ("json", "json5"):
                     check_json(doc, line, info, text, work)
+                elif lang == "chordpro":
+                    check_chordpro(doc, line, text, work)
                 elif lang in ("sh", "bash", "shell"):
                     check_shell(doc, line, text, work)
                 elif lang in ("", "text") and re.search(r"^stagerack [a-z]", text, re.M) and "[" in text:
