@@ -1,4 +1,5 @@
 import StageCore
+import StageTestSupport
 import XCTest
 
 /// The ChordPro reader: sections (environments, labels, paragraphs named by a comment, a
@@ -92,5 +93,36 @@ final class ChordProTests: XCTestCase {
         let labelled = try ChordProReader.read("{c: Intro talk}\nhello\n\n{c: Chorus}\n[C]la la")
         XCTAssertEqual(labelled.blocks.map(\.label), ["Intro talk", "Chorus"])
         XCTAssertEqual(SongLyrics(labelled, sections: ["intro_talk", "CHORUS", "verse 2"]).sectionBlocks, [0, 1, 1])
+    }
+
+    /// 3,000 texts of random pieces of ChordPro (directives, brackets, labels, blank lines,
+    /// stray bytes): each is read or refused with located problems, never a crash, and a
+    /// song read matches any section names.
+    func testRandomTextsAreReadOrRefusedNeverACrash() {
+        let pieces = [
+            "{sov}", "{eov}", "{soc}", "{eoc}", "{sob: B}", "{eob}", "{chorus}", "{c: Chorus}", "{title: x}", "{start_of_x}",
+            "{end_of_x}", "{", "}", "[", "]", "[G]", "[*a]", "[]", "la ", "\n", "\n\n", "#", ":", "\t", "{start_of_verse: label=\"V 1\"}",
+            "\u{0}", "é", "\r\n", "[F#m7/C#]", "{unknown}", "{x_y}", "{eoc",
+        ]
+        var random = SeededGenerator(seed: 30)
+        var read = 0
+        var refused = 0
+        for _ in 0..<3000 {
+            let count = Int.random(in: 1...40, using: &random)
+            let text = (0..<count).map { _ in pieces.randomElement(using: &random)! }.joined()
+            do {
+                let song = try ChordProReader.read(text)
+                XCTAssertFalse(song.blocks.isEmpty)
+                let l = SongLyrics(song, sections: ["verse", "chorus", "verse 2", "B", "x", "solo"])
+                XCTAssertTrue(l.sectionBlocks.allSatisfy { $0 == nil || song.blocks.indices.contains($0!) })
+                read += 1
+            } catch {
+                XCTAssertFalse(error.problems.isEmpty)
+                XCTAssertTrue(error.problems.allSatisfy { $0.location.line >= 1 && $0.location.column >= 1 }, "\(error.problems)")
+                refused += 1
+            }
+        }
+        XCTAssertGreaterThan(read, 100, "some read")
+        XCTAssertGreaterThan(refused, 100, "some refused")
     }
 }
