@@ -59,9 +59,12 @@ remote-test: build
 
 # play --driver jack against real jackd servers (dummy driver, names of their own): a tone
 # through the rack measured by a second JACK client, ports and patterns, the buffer size
-# followed, no server, a server that goes away (Tests/jack). Prints its time (~15 s).
+# followed, no server, a server that goes away (Tests/jack); then netjack2: the rack's outputs
+# at a second jackd over the network (two network namespaces of its own, root). Prints its
+# time (~15 s + ~8 s).
 jack-test: build
 	Tests/jack/run.sh
+	Tests/jack/netjack.sh
 
 # Drift compensation over an hour of audio rendered fast (simulated capture clock 100 ppm
 # fast: latency within ±1 ms, no ring underrun or overrun, THD+N < -90 dB). Prints its time.
