@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 
 .PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-engine bench-render clean install install-dry-run check-aarch64
 .PHONY: remote-test loudness-test
-.PHONY: bench-remote bench-link bench-memory bench-startup
+.PHONY: bench-remote bench-link bench-jack bench-memory bench-startup
 .PHONY: drift-test bench-drift jack-test
 .PHONY: check-trixie check-arm64 deb deb-test installed-binary
 
@@ -198,6 +198,11 @@ bench-remote: build
 # session) vs without (Benchmarks/link).
 bench-link: build
 	STAGERACK=$(BIN) Benchmarks/link/run.sh
+
+# The JACK backend's per-period cost (client thread and jackd, dummy driver) against the
+# ALSA backend's (null devices), callgrind instructions side by side (Benchmarks/jack).
+bench-jack: build
+	STAGERACK=$(BIN) Benchmarks/jack/run.sh
 
 clean:
 	rm -rf .build $(OUT)
