@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 
 .PHONY: all deps test-deps build run test e2e fuzz unit-tests tsan bench bench-engine bench-render clean install install-dry-run check-aarch64
 .PHONY: remote-test loudness-test
-.PHONY: bench-remote bench-link bench-memory bench-startup
+.PHONY: bench-remote bench-link bench-jack bench-memory bench-startup
 .PHONY: drift-test bench-drift jack-test
 .PHONY: check-trixie check-arm64 deb deb-test installed-binary
 
@@ -59,9 +59,12 @@ remote-test: build
 
 # play --driver jack against real jackd servers (dummy driver, names of their own): a tone
 # through the rack measured by a second JACK client, ports and patterns, the buffer size
-# followed, no server, a server that goes away (Tests/jack). Prints its time (~15 s).
+# followed, no server, a server that goes away (Tests/jack); then netjack2: the rack's outputs
+# at a second jackd over the network (two network namespaces of its own, root). Prints its
+# time (~15 s + ~8 s).
 jack-test: build
 	Tests/jack/run.sh
+	Tests/jack/netjack.sh
 
 # Drift compensation over an hour of audio rendered fast (simulated capture clock 100 ppm
 # fast: latency within ±1 ms, no ring underrun or overrun, THD+N < -90 dB). Prints its time.
@@ -195,6 +198,11 @@ bench-remote: build
 # session) vs without (Benchmarks/link).
 bench-link: build
 	STAGERACK=$(BIN) Benchmarks/link/run.sh
+
+# The JACK backend's per-period cost (client thread and jackd, dummy driver) against the
+# ALSA backend's (null devices), callgrind instructions side by side (Benchmarks/jack).
+bench-jack: build
+	STAGERACK=$(BIN) Benchmarks/jack/run.sh
 
 clean:
 	rm -rf .build $(OUT)

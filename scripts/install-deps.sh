@@ -57,6 +57,7 @@ if [[ "${1:-}" == "--test" ]]; then
     valgrind            # callgrind instruction counts in Benchmarks/render
     jackd2              # a real JACK server (dummy driver), jack_bufsize, for Tests/jack
     python3-jack-client # the second JACK client that measures StageRack in Tests/jack
+    ableton-link-utils  # LinkHut, Ableton's own Link peer (on the JACK dummy server) in Tests/cli/link.sh
   )
   # The C shims built for aarch64 (scripts/check-aarch64.sh), and run under qemu.
   if [[ $(dpkg --print-architecture) == amd64 ]]; then

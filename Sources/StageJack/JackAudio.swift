@@ -194,6 +194,20 @@ public final class JackAudio: @unchecked Sendable {
         return names
     }
 
+    /// Frames from the start of a cycle's render to its first sample at the outputs the
+    /// client's ports reach (the server's playback latency on them, the largest over the
+    /// ports; after `connect`). At least one period: JACK plays a cycle one period later.
+    /// Thread: main.
+    public var playbackLatencyFrames: Int {
+        var latest = UInt32(bufferFrames)
+        for port in outputPorts {
+            var range = jack_latency_range_t()
+            jack_port_get_latency_range(port, JackPlaybackLatency, &range)
+            latest = max(latest, range.max)
+        }
+        return Int(latest)
+    }
+
     /// Asks the render to fade out; `outcome` turns `.stopped` when it has. Thread: any.
     public func requestStop() {
         player.requestFadeOut()

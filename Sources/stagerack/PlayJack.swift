@@ -13,7 +13,9 @@ import Glibc
 /// the player, the switcher on the control thread, MIDI, signals, the status and meters.
 /// A server that is not running is waited for as an absent device (`--device-wait`); one
 /// that goes away while playing is reconnected every second with the show's state kept.
-/// Not through JACK yet: --record, --watch, the remote (OSC, web) and drift compensation.
+/// The remote (OSC, the page) and Ableton Link as with ALSA (`LiveControl`; Link's block
+/// time counts the server's playback latency). Not through JACK yet: --record, --watch and
+/// drift compensation (JACK's clock is the server's).
 /// Thread: main.
 extension LiveSession {
     /// The JACK client's name, and the patterns its ports connect to (nil: none).
@@ -25,8 +27,8 @@ extension LiveSession {
 
     func runJack() throws -> Int32 {
         Signals.blockForWaiting()
-        for (on, what) in [(setup.service.settings.text(.record) != nil, "--record"), (setup.watch, "--watch"), (wantsRemote, "the remote (OSC, web)"),
-                           (setup.compensateDrift, "--drift-compensation"), (setup.link, "--link (Ableton Link)")] where on {
+        for (on, what) in [(setup.service.settings.text(.record) != nil, "--record"), (setup.watch, "--watch"),
+                           (setup.compensateDrift, "--drift-compensation")] where on {
             Log.warning("\(what) is not available with --driver jack yet; ignored")
         }
         // The server's rate and buffer size, from a short first connection.
@@ -43,9 +45,10 @@ extension LiveSession {
         switcher.warn = { Log.warning($0) }
         let midi = openLiveMIDI(plan: plan, player: player, switcher: switcher)
         ALSAMessages.route()
-        switcher.onChange = { newPlan, _ in midi?.replaceMapper(MIDIMapper(plan: newPlan, presetsByDefault: true), events: player.events) }
+        let control = wireControl(plan: plan, player: player, switcher: switcher, midi: midi)  // the remote (PlayControl.swift)
         try switcher.start(midiActions: midi?.actions)
         defer {
+            for stop in control.stops { stop() }
             midi?.stop()
             switcher.stop()
         }
@@ -57,6 +60,10 @@ extension LiveSession {
         }
         guard var jack = try waitForJack({ () throws(JackError) in try open(limit) }) else { return 0 }
         try startJack(jack)
+        if setup.link {
+            let latency = Double(jack.playbackLatencyFrames + plan.latencyFrames) / rate
+            linkSession = startLink(player: player, tempo: engine.tempo, beatsPerBar: engine.beatsPerBar, latencySeconds: latency)
+        }
         let memoryRefusal = MemoryLock.lockAll()
         if let memoryRefusal { Log.warning(memoryRefusal) } else { Log.info("memory locked") }
         Log.info("running \(rack.name.isEmpty ? setup.rackPath : rack.name) through JACK, \(format.sampleRate) Hz, \(format.bufferFrames) frames a period")
@@ -64,7 +71,7 @@ extension LiveSession {
         status.realtime = jack.isRealtime
         var framesBefore = 0
         while true {
-            let outcome = serveJack(jack, status: status, switcher: switcher, midi: midi, player: player)
+            let outcome = serveJack(jack, status: status, control: control, switcher: switcher, midi: midi, player: player)
             status.finish()
             let s = jack.status()
             jack.close()
@@ -130,12 +137,15 @@ extension LiveSession {
 
     /// The main thread's loop while JACK plays: signals, MIDI lines, the status view, the
     /// server's buffer-size changes; until the client stops, finishes or loses its server.
-    func serveJack(_ jack: JackAudio, status: StatusView, switcher: PresetSwitcher, midi: (any LiveMIDI)?, player: RackPlayer) -> JackAudio.Outcome {
+    func serveJack(
+        _ jack: JackAudio, status: StatusView, control: LiveControl, switcher: PresetSwitcher, midi: (any LiveMIDI)?, player: RackPlayer
+    ) -> JackAudio.Outcome {
         var stopping = false
         var buffer = jack.bufferFrames
+        var linkWatch = LinkWatch()
         while true {
             if let outcome = jack.outcome() { return outcome }
-            switch Signals.wait(milliseconds: 100) {
+            switch Signals.wait(milliseconds: control.turnMilliseconds) {
             case SIGINT, SIGTERM:
                 if !stopping {
                     Log.info("stopping")
@@ -153,15 +163,9 @@ extension LiveSession {
                 buffer = now
                 Log.info("JACK: the server's buffer size is now \(now) frames; followed")
             }
-            if let midi {
-                for line in midi.takeLog() { Log.info("MIDI: \(line)") }
-                while let record = midi.monitor?.pop() { status.lastMIDI = record.message.description }
-            }
-            status.song = song(switcher.currentIndex)
-            status.midiMessages = midi?.messagesReceived
-            status.midiLate = player.eventsLate.load(ordering: .relaxed)
-            status.gainReduction = switcher.unitMeters.map { ($0.unitID, $0.value) }
-            status.update(jack.status(), hasCapture: !jack.inputNames.isEmpty)
+            let link = linkSession.map { linkWatch.update($0, rack: player.playingTempo) } ?? nil
+            showTurn(jack.status(), hasCapture: !jack.inputNames.isEmpty, status: status, control: control, switcher: switcher, midi: midi,
+                     player: player, link: link)
         }
     }
 }

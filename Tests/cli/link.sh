@@ -7,7 +7,8 @@
 # 1 s and its rack follows it (source "Link"); the two boxes' beat grids, each as its own
 # `--status` reports it (the beat at a time on Link's clock), agree within 1 ms, before and
 # after the tempo change. Bad input: no peers, and Link's port held by another program: a
-# clear line, and the show goes on. Last line: "N passed, N failed", and its time.
+# clear line, and the show goes on. A box playing through JACK takes part as the others do
+# (its remote too); Ableton's own LinkHut is a peer. Last line: "N passed, N failed", and its time.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 if [[ -z ${STAGERACK_IN_NETNS:-} ]]; then
@@ -121,9 +122,10 @@ no_peers() {
 check "play --link with no peers: a session of one, the rack's own tempo, the show goes on" no_peers
 
 port_taken() {
-  python3 -c 'import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 20808)); time.sleep(6)' &
+  python3 -c 'import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 20808)); print("bound", flush=True); time.sleep(6)' \
+    >"$WORK/holder.out" &
   local holder=$!
-  sleep 0.3
+  wait_for_line "$WORK/holder.out" '^bound' 10 || { kill $holder; return 1; }  # held before the box starts
   play --duration 2 2>"$WORK/taken.log"
   local rc=$?
   kill $holder; wait $holder 2>/dev/null
@@ -131,6 +133,72 @@ port_taken() {
     && grep -q 'info: stopped after 2 s, 0 xruns' "$WORK/taken.log" && ((rc == 0)) || { tail -5 "$WORK/taken.log"; return 1; }
 }
 check "play --link with Link's port held by another program: a warning, the show goes on" port_taken
+
+# A box playing through JACK (its own jackd, dummy driver, in this namespace) shares the
+# session with an ALSA box: a tempo sent to the JACK box's OSC (the remote under JACK) reaches
+# the ALSA box, and the JACK box's rack follows Link.
+jack_box() {
+  command -v jackd >/dev/null || { echo "jackd missing (scripts/install-deps.sh --test)"; return 1; }
+  export JACK_DEFAULT_SERVER="stagerack-link-$$" JACK_NO_AUDIO_RESERVATION=1
+  jackd -n "$JACK_DEFAULT_SERVER" -d dummy -r 48000 -p 256 >"$WORK/jackd.log" 2>&1 &
+  local server=$!
+  jack_wait -w -t 10 >/dev/null 2>&1 || { kill $server; wait $server; return 1; }
+  "$BIN" play racks/default.json --driver jack --jack-outputs none --jack-inputs none --no-config --link --status \
+    --osc 127.0.0.1:9481 --duration 8 2>"$WORK/jack.log" &
+  local j=$!
+  play --duration 8 2>"$WORK/alsa.log" &
+  local a=$!
+  local ok=1
+  wait_for_line "$WORK/jack.log" '^info: Link: 1 peer' 10 && wait_for_line "$WORK/alsa.log" '^info: Link: 1 peer' 10 \
+    && wait_for_line "$WORK/jack.log" 'status: .*link 1 peer, 120.00' 5 && send_tempo 9481 90 \
+    && wait_for_line "$WORK/alsa.log" '^info: Link: session tempo 90 BPM' 5 \
+    && wait_for_line "$WORK/jack.log" 'status: .*link 1 peer, 90.00 BPM.*rack 90.00 BPM \(Link\)' 5 || ok=0
+  wait $j; local rj=$?
+  wait $a; local ra=$?
+  kill $server; wait $server 2>/dev/null
+  grep -E '^info: (JACK client|Link)' "$WORK/jack.log" | sed 's/^/  /'
+  ((ok == 1 && rj == 0 && ra == 0)) && ! grep -q 'not available with --driver jack' "$WORK/jack.log"
+}
+check "play --driver jack --link --osc: the JACK box's OSC tempo reaches an ALSA box through Link, its rack follows Link" jack_box
+
+# Ableton's own peer: Debian's LinkHut (ableton-link-utils; it plays a metronome through
+# JACK, here a dummy server in this namespace), driven by its keys through a FIFO: enabled
+# ("a"), its tempo raised twice ("e", one BPM each) and the box follows each; a tempo sent to
+# the box over OSC shows in LinkHut's own table.
+linkhut() {
+  command -v LinkHut >/dev/null && command -v jackd >/dev/null || { echo "LinkHut or jackd missing (scripts/install-deps.sh --test)"; return 1; }
+  export JACK_DEFAULT_SERVER="stagerack-hut-$$" JACK_NO_AUDIO_RESERVATION=1
+  jackd -n "$JACK_DEFAULT_SERVER" -d dummy -r 48000 -p 256 >"$WORK/hut-jackd.log" 2>&1 &
+  local server=$!
+  jack_wait -w -t 10 >/dev/null 2>&1 || { kill $server; wait $server; return 1; }
+  mkfifo "$WORK/hut-keys"
+  LinkHut <"$WORK/hut-keys" >"$WORK/hut.out" 2>&1 &
+  local hut=$!
+  exec 7>"$WORK/hut-keys"
+  play --osc 127.0.0.1:9491 --duration 12 2>"$WORK/box.log" &
+  local box=$!
+  local ok=1
+  printf a >&7
+  wait_for_line "$WORK/box.log" '^info: Link: 1 peer' 10 && printf e >&7 \
+    && wait_for_line "$WORK/box.log" '^info: Link: session tempo 121 BPM' 5 && printf e >&7 \
+    && wait_for_line "$WORK/box.log" '^info: Link: session tempo 122 BPM' 5 \
+    && wait_for_line "$WORK/box.log" 'status: .*link 1 peer, 122.00 BPM.*rack 122.00 BPM \(Link\)' 5 && send_tempo 9491 96 || ok=0
+  # LinkHut redraws its table with carriage returns: one row a redraw.
+  local deadline=$(($(date +%s) + 5)) rows
+  while ((ok == 1)); do
+    rows=$(tr '\r' '\n' <"$WORK/hut.out")
+    [[ $rows =~ yes\ +\|\ 1\ +\|\ 4\ +\|[^|]*\|\ 96\.00 ]] && break
+    (($(date +%s) < deadline)) || { echo "LinkHut never showed 96 BPM with one peer"; ok=0; }
+    sleep 0.05
+  done
+  printf q >&7
+  exec 7>&-
+  kill $box $hut 2>/dev/null; wait $box $hut 2>/dev/null
+  kill $server; wait $server 2>/dev/null
+  grep -E '^info: Link' "$WORK/box.log" | sed 's/^/  /'
+  ((ok == 1))
+}
+check "LinkHut (Ableton's peer, ableton-link-utils) and a box: its tempo keys move the box, the box's OSC tempo moves LinkHut" linkhut
 
 cat "$WORK/figures" 2>/dev/null
 echo "link tests took $(( ($(date +%s%N) - started) / 1000000 )) ms"

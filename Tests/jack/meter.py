@@ -3,7 +3,10 @@
 port `tone`, records its ports `in_1` and `in_2` once something is connected to both ports
 it owns, and prints one JSON line: the tone's frequency and RMS, and each input's frequency
 (zero crossings, interpolated) and RMS in dBFS. JACK-Client (python3-jack-client), no numpy.
-Usage: meter.py NAME FREQUENCY AMPLITUDE SECONDS [TIMEOUT]"""
+With ONSET (a sixth argument, 1), the tone starts only once both ports are connected, and
+the JSON also gives `onset_frames`: frames from the tone's first sample to the first sample of
+in_1 over a tenth of the tone's amplitude (the round trip's latency; Tests/jack/netjack.sh).
+Usage: meter.py NAME FREQUENCY AMPLITUDE SECONDS [TIMEOUT [ONSET]]"""
 import array
 import json
 import math
@@ -15,6 +18,7 @@ import jack
 
 name, frequency, amplitude, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 timeout = float(sys.argv[5]) if len(sys.argv) > 5 else 20.0
+measure_onset = len(sys.argv) > 6 and sys.argv[6] == "1"
 
 client = jack.Client(name, no_start_server=True)
 rate = client.samplerate
@@ -34,14 +38,23 @@ settle_cycles = 0
 wanted = int(seconds * rate)
 recorded = [bytearray(), bytearray()]
 done = threading.Event()
+# ONSET: silent until connected (tone_on), then in_1 kept from the tone's first frame for
+# up to a second (onset_buffer), which the onset is found in.
+tone_on = not measure_onset
+onset_buffer = bytearray()
 
 
 @client.set_process_callback
 def process(frames):
     global position, recording, settle_cycles
     out = memoryview(tone.get_buffer())
+    if not tone_on:
+        out[:] = bytes(frames * 4)
+        return
     out[:] = table_bytes[position * 4:(position + frames) * 4]
     position = (position + frames) % table_frames
+    if measure_onset and len(onset_buffer) < rate * 4:
+        onset_buffer.extend(bytes(ins[0].get_buffer()))
     if not recording:
         return
     if settle_cycles > 0:  # the rack's gain ramps and the first blocks after connecting
@@ -83,6 +96,7 @@ with client:
         print(json.dumps({"error": "nothing connected to %s's ports in %g s" % (name, timeout)}))
         sys.exit(1)
     connected_from = [p.name for p in ins[0].connections]
+    tone_on = True
     settle_cycles = int(0.3 * rate / client.blocksize) + 1
     recording = True
     if not done.wait(seconds + timeout):
@@ -90,5 +104,9 @@ with client:
         sys.exit(1)
     channels = [analyse(array.array("f", bytes(r[:wanted * 4]))) for r in recorded]
     tone_dbfs = 20 * math.log10(amplitude / math.sqrt(2))
-    print(json.dumps({"rate": rate, "blocksize": client.blocksize, "tone_hz": played_frequency, "tone_dbfs": tone_dbfs,
+    extra = {}
+    if measure_onset:
+        heard = [i for i, x in enumerate(array.array("f", bytes(onset_buffer))) if abs(x) > amplitude * 0.1]
+        extra["onset_frames"] = heard[0] if heard else -1
+    print(json.dumps({**extra, "rate": rate, "blocksize": client.blocksize, "tone_hz": played_frequency, "tone_dbfs": tone_dbfs,
                       "from": connected_from, "channels": channels}))

@@ -1,0 +1,95 @@
+import StageControl
+import StageCore
+import StageDrivers
+import StageRemote
+import StageService
+import StageWeb
+
+/// The control side of a live run, the same whichever backend plays (ALSA, JACK): the
+/// remote hub when OSC or the page is asked for, wired to the switcher and the MIDI input;
+/// the snapshot last recalled; what each turn of the main loop shows in the status, the
+/// meters and the page. Thread: main (made before the switcher starts, updated each turn);
+/// the switcher's hooks run on the control thread.
+final class LiveControl {
+    let remote: RemoteHub?
+    let webServer: WebServer?
+    /// Stop the remote's servers (before the switcher stops).
+    let stops: [() -> Void]
+    /// The snapshot last recalled (control thread writes, main reads).
+    let recalled = SnapshotName()
+    var remoteFeed = RemoteMeterFeed()
+
+    init(remote: RemoteHub?, webServer: WebServer?, stops: [() -> Void]) {
+        self.remote = remote
+        self.webServer = webServer
+        self.stops = stops
+    }
+
+    /// How long the main loop waits for a signal: the page's meters go out 20 times a second.
+    var turnMilliseconds: Int { webServer == nil ? 100 : 50 }
+}
+
+extension LiveSession {
+    /// Makes the remote (if asked for) and sets the switcher's hooks: a new rack rebuilds the
+    /// remote's state and the MIDI mapper (the rack's mappings and those learned from the
+    /// page), a recall updates the page and soft takeover. Starts the remote's servers (before
+    /// the switcher, so its hooks are set when its thread runs). Thread: main.
+    func wireControl(plan: RenderPlan, player: RackPlayer, switcher: PresetSwitcher, midi: (any LiveMIDI)?) -> LiveControl {
+        let remote = wantsRemote ? makeRemoteHub(plan: plan, player: player, switcher: switcher, midi: midi) : nil
+        let (stops, web) = remote.map { startRemoteServers($0) } ?? ([], nil)
+        let control = LiveControl(remote: remote, webServer: web, stops: stops)
+        let recalled = control.recalled
+        switcher.onChange = { [weak switcher] newPlan, _ in
+            recalled.set(nil)
+            remote?.planChanged(newPlan, song: switcher?.currentIndex ?? 0)
+            midi?.replaceMapper(remote?.mapper(for: newPlan) ?? MIDIMapper(plan: newPlan, presetsByDefault: true), events: player.events)
+        }
+        switcher.onRecall = { plan, snapshot in
+            recalled.set(snapshot.name)
+            remote?.recalled(plan, snapshot: snapshot)
+            for v in snapshot.values {
+                if let a = plan.address(of: v.target) { midi?.noteParameterMoved(a, to: v.value, byPreset: true) }
+            }
+        }
+        return control
+    }
+
+    /// One turn's status: MIDI lines and the last message, the song, the units' meters,
+    /// readouts and players, the snapshot and section, Link; the page's meters when the
+    /// remote runs; then the status line or meters. Thread: main.
+    func showTurn(
+        _ reading: LiveAudio.Status, hasCapture: Bool, status: StatusView, control: LiveControl, switcher: PresetSwitcher,
+        midi: (any LiveMIDI)?, player: RackPlayer, link: LinkStatus?
+    ) {
+        if let midi {
+            for line in midi.takeLog() { Log.info("MIDI: \(line)") }
+            while let record = midi.monitor?.pop() {
+                status.lastMIDI = record.message.description
+                if control.remote != nil, record.isFirst { control.remoteFeed.noteMIDI(record.message.description) }
+            }
+        }
+        status.song = song(switcher.currentIndex)
+        status.midiMessages = midi?.messagesReceived
+        status.midiLost = (midi.map { $0.engineEventsDropped + $0.router.actionsDropped + $0.inputOverruns } ?? 0)
+        status.midiLate = player.eventsLate.load(ordering: .relaxed)
+        status.gainReduction = switcher.unitMeters.map { ($0.unitID, $0.value) }
+        status.readouts = switcher.unitReadouts.map(\.text)
+        status.tracks = switcher.unitTransports.map {
+            let t = $0.transport
+            return TrackReading(
+                unit: $0.unitID, state: t.transportState, position: t.positionSeconds, remaining: t.remainingSeconds,
+                underruns: t.underruns
+            ).text
+        }
+        status.snapshot = control.recalled.get()
+        status.section = switcher.songClock?.publishedNames
+        status.link = link
+        if let remote = control.remote {
+            control.remoteFeed.publish(
+                reading, hasCapture: hasCapture, link: link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts,
+                section: switcher.songClock?.publishedNames, to: remote)
+            control.webServer?.wake()  // main → web: new meters
+        }
+        status.update(reading, hasCapture: hasCapture)
+    }
+}
