@@ -87,7 +87,7 @@ extension LiveSession {
         if let remote = control.remote {
             control.remoteFeed.publish(
                 reading, hasCapture: hasCapture, link: link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts,
-                section: switcher.songClock?.publishedNames, to: remote)
+                section: switcher.songClock?.publishedNames, sectionIndex: switcher.songClock?.published.current, to: remote)
             control.webServer?.wake()  // main → web: new meters
         }
         status.update(reading, hasCapture: hasCapture)
