@@ -269,13 +269,15 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         while done < frames && playing {
             let k = playFrames(l + done, r + done, frames: frames - done, late: &late)
             if k == 0 { break }
+            // Piece by piece: a transpose switch's tail starts at the piece it starts.
+            if fadeLeft > 0 || tailLeft > 0 { applyFades(l + done, r + done, frames: k) }
             done += k
         }
         if done < frames {
             (l + done).update(repeating: 0, count: frames - done)
             (r + done).update(repeating: 0, count: frames - done)
+            if fadeLeft > 0 || tailLeft > 0 { applyFades(l + done, r + done, frames: frames - done) }
         }
-        if fadeLeft > 0 || tailLeft > 0 { applyFades(l, r, frames: frames) }
         return late
     }
 

@@ -62,8 +62,7 @@ final class TrackTransposer {
         self.historyFrames = historyFrames
         let options: Int32 =
             Int32(RubberBandOptionProcessRealTime.rawValue) | Int32(RubberBandOptionEngineFiner.rawValue)
-            | Int32(RubberBandOptionFormantPreserved.rawValue) | Int32(RubberBandOptionChannelsTogether.rawValue)
-            | Int32(RubberBandOptionThreadingNever.rawValue)
+            | Int32(RubberBandOptionChannelsTogether.rawValue) | Int32(RubberBandOptionThreadingNever.rawValue)
         shifter = rubberband_new(UInt32(sampleRate), 2, options, 1.0, 1.0)
         rubberband_set_max_process_size(shifter, UInt32(blockFrames))
         history = .allocate(capacity: historyFrames * 2)
