@@ -108,8 +108,11 @@ final class TrackStream: @unchecked Sendable {
             preloads.append(buffer)
             preloadLengths.append(reader.read(into: buffer, frames: preloadFrames))
         }
-        // A switch re-renders from at most the pool's length back (or the preload's).
-        let history = max(chunkCount * chunkFrames, preloadFrames) + 4 * chunkFrames + TrackTransposer.primeFrames
+        // A switch re-renders from a frame in the chunk playing (or the preload): the pool's
+        // length back from what the disk has read, plus the chunks it may fill before it
+        // reads the request, the shifter's input lead (R3: ~0.1 s) and the priming. Short
+        // of it the priming would be cut, and an offline render would depend on timing.
+        let history = max(chunkCount * chunkFrames, preloadFrames) + 16 * chunkFrames + TrackTransposer.primeFrames
         transposer = TrackTransposer(reader: reader, sampleRate: reader.engineRate, historyFrames: history)
     }
 

@@ -26,7 +26,8 @@ import Musl
 final class TrackTransposer {
     static let primeFrames = 8192
     private let reader: TrackReader
-    private let shifter: OpaquePointer
+    private var shifter: OpaquePointer
+    private let sampleRate: Double
     private let blockFrames = 1024
     let historyFrames: Int
     /// Interleaved stereo ring: stream frame f at index f % historyFrames.
@@ -60,11 +61,8 @@ final class TrackTransposer {
     init(reader: TrackReader, sampleRate: Double, historyFrames: Int) {
         self.reader = reader
         self.historyFrames = historyFrames
-        let options: Int32 =
-            Int32(RubberBandOptionProcessRealTime.rawValue) | Int32(RubberBandOptionEngineFiner.rawValue)
-            | Int32(RubberBandOptionChannelsTogether.rawValue) | Int32(RubberBandOptionThreadingNever.rawValue)
-        shifter = rubberband_new(UInt32(sampleRate), 2, options, 1.0, 1.0)
-        rubberband_set_max_process_size(shifter, UInt32(blockFrames))
+        self.sampleRate = sampleRate
+        shifter = Self.makeShifter(sampleRate: sampleRate, semitones: 0, blockFrames: blockFrames)
         history = .allocate(capacity: historyFrames * 2)
         history.initialize(repeating: 0, count: historyFrames * 2)
         inL = .allocate(capacity: blockFrames)
@@ -85,6 +83,16 @@ final class TrackTransposer {
         for p in [inL, inR, outL, outR, block] { p.deallocate() }
         inPlanes.deallocate()
         outPlanes.deallocate()
+    }
+
+    /// A shifter: R3, real time, channels together, on the calling thread only.
+    private static func makeShifter(sampleRate: Double, semitones: Int, blockFrames: Int) -> OpaquePointer {
+        let options: Int32 =
+            Int32(RubberBandOptionProcessRealTime.rawValue) | Int32(RubberBandOptionEngineFiner.rawValue)
+            | Int32(RubberBandOptionChannelsTogether.rawValue) | Int32(RubberBandOptionThreadingNever.rawValue)
+        let s = rubberband_new(UInt32(sampleRate), 2, options, 1.0, pitchScale(semitones))!
+        rubberband_set_max_process_size(s, UInt32(blockFrames))
+        return s
     }
 
     /// The pitch factor of `semitones`: 2^(n/12).
@@ -109,8 +117,10 @@ final class TrackTransposer {
         fadeLength = max(fadeFrames, 1)
         fadeLeft = fadeFrames
         guard semitones != 0 else { return }
-        rubberband_reset(shifter)
-        rubberband_set_pitch_scale(shifter, Self.pitchScale(semitones))
+        // A new shifter, not `rubberband_reset`: after a reset R3's output still depends on
+        // what it processed before (measured: an offline render differed with a slow disk).
+        rubberband_delete(shifter)
+        shifter = Self.makeShifter(sampleRate: sampleRate, semitones: semitones, blockFrames: blockFrames)
         feedFrame = max(at - Int64(Self.primeFrames), historyStart, inputFrame - Int64(historyFrames) + 1)
         discard = Int(rubberband_get_start_delay(shifter)) + Int(at - feedFrame)
         flushed = false
@@ -217,8 +227,12 @@ final class TrackTransposer {
     }
 
     /// Feeds the next block of input (history, then the reader); the last one as final.
+    /// Always whole blocks from the restart's frame, wherever the reading has got to: the
+    /// shifter's output depends on how its input is cut, and must not depend on timing.
     private func feedBlock() {
-        if feedFrame >= inputFrame && endFrame == nil { readInput(frames: blockFrames) }
+        while feedFrame + Int64(blockFrames) > inputFrame && endFrame == nil {
+            readInput(frames: Int(feedFrame + Int64(blockFrames) - inputFrame))
+        }
         let k = Int(min(Int64(blockFrames), inputFrame - feedFrame))
         for f in 0..<max(k, 0) {
             let i = Int((feedFrame + Int64(f)) % Int64(historyFrames))
