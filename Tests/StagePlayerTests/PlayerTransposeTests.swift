@@ -187,6 +187,26 @@ final class PlayerTransposeTests: XCTestCase {
         }
     }
 
+    /// Live, a start while transposed has no preload at that pitch: the render thread plays
+    /// silence, its position held, until the disk thread's first chunk (blocks paced at
+    /// real time). Measures that delay; it must stay under 100 ms on a loaded machine.
+    func testALiveTransposedStartWaitsOnlyForTheFirstChunk() throws {
+        let tones = tonesFile(seconds: 4)
+        let h = try harness(tones.path, offline: false, maxFrames: 256)
+        h.set("transpose", 5)
+        var out: [Float] = []
+        for _ in 0..<(Int(rate) / 256) {
+            h.renderBlock(frames: 256)
+            out += UnsafeBufferPointer(start: h.outputs[0][0], count: 256)
+            usleep(5333)  // a 256-frame period at 48 kHz
+        }
+        let first = out.firstIndex { abs($0) > 0.01 } ?? out.count
+        let delay: Double = Double(first) / rate * 1000
+        print("player: a transposed live start sounds \(formatNumber(delay)) ms after the press (the first chunk's time on the disk thread)")
+        XCTAssertLessThan(delay, 100, "the transposed start waited too long")
+        XCTAssertEqual((h.unit as! PlayerUnit).underruns, 0, "the wait counted as an underrun")
+    }
+
     /// The render thread allocates nothing while the track plays transposed and switches.
     func testNoHeapAllocationInRenderWhileTransposing() throws {
         #if DEBUG
