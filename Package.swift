@@ -21,6 +21,7 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
         .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
@@ -60,8 +61,9 @@ let package = Package(
         // JACK: `play --driver jack`, StageRack as a JACK client (libjack from jackd2).
         .target(name: "StageJack", dependencies: ["StageCore", "StageDrivers", "CJack", "CStageShim"]),
 
-        // Player: the `player` unit (backing tracks streamed from disk: libsndfile, libsamplerate).
-        .target(name: "StagePlayer", dependencies: ["StageCore", "CSndFile", "CSampleRate"]),
+        // Player: the `player` unit (backing tracks streamed from disk: libsndfile, libsamplerate;
+        // transposed on the disk thread by librubberband).
+        .target(name: "StagePlayer", dependencies: ["StageCore", "CSndFile", "CSampleRate", "CRubberBand"]),
 
         // Service: the app's settings (config file < environment < flags), waiting for devices,
         // journald-friendly log lines, the --meters view, the install plan. Pure Swift.

@@ -17,6 +17,7 @@ packages=(
   libjack-jackd2-dev
   libsndfile1-dev     # every audio file read and written
   libsamplerate0-dev  # resampling input files
+  librubberband-dev   # the player's transpose: backing tracks pitch-shifted on its disk thread
   alsa-utils          # aplay/arecord/aconnect, for devices and tests
   liblo-dev           # OSC control (play --osc)
   libwebsockets-dev   # the web page: HTTP and WebSocket (play --web)

@@ -2,14 +2,21 @@ import StageCore
 import Synchronization
 
 /// Plays a track: transport commands at their frames, the preloads then the disk's chunks,
-/// a fade on stop, a crossfade when a start cuts into a playing track, the gain.
+/// a fade on stop, a crossfade when a start cuts into a playing track, the gain; a transpose
+/// switch (the disk thread renders the track again from a frame a little ahead, the render
+/// thread crossfades there: see `placeSwitch`).
 ///
 /// Thread: render (`render`, `reset`); the transport readings (`UnitTransport`) from any
 /// thread; made and released on the control thread (the release stops the disk thread).
 public final class PlayerUnit: RackUnit, UnitTransport {
     enum Parameter {
         static let gain = 0
+        static let transpose = 1
     }
+
+    /// A transpose switch lands at least this far (frames) after the change: the disk
+    /// thread's time to render the new stream (4096 frames: 85 ms at 48 kHz).
+    static let switchLead: Int64 = 4096
 
     enum Command: Int {
         case play = 0, stop, toggle, restart
@@ -24,7 +31,8 @@ public final class PlayerUnit: RackUnit, UnitTransport {
     let sampleRate: Double
     /// Offline renders wait for the disk instead of playing silence (`UnitBuildContext.realTime`).
     public var waitsForDisk = false
-    /// Stop fades and the crossfade of a start over a playing track: 10 ms.
+    /// Stop fades and the crossfade of a start over a playing track or of a transpose
+    /// switch: 10 ms.
     let fadeFrames: Int
     /// Where the start points and the loop sit at the engine's rate (frames).
     let startEngineFrames: [Double]
@@ -45,6 +53,22 @@ public final class PlayerUnit: RackUnit, UnitTransport {
     private let tail: UnsafeMutablePointer<Float>
     private var tailLeft = 0
     private var maxFrames = 0
+    /// The generation's preload frames played (0 for a transposed start: the disk streams
+    /// it from its first frame) and whether the track ends within them.
+    private var preloadEnd = 0
+    private var endsInPreload = false
+    /// A transposed start waits for its first chunk (its position held at 0).
+    private var awaitingFirstChunk = false
+    /// The transpose of the audio playing, the one the parameter asks for, and the stream
+    /// frame where it asked (block-size independent: the frame of the change).
+    private var semitones = 0
+    private var wantedSemitones = 0
+    private var wantedSince: Int64 = 0
+    /// The placed switch: its frame (−1: none) and generation; the last switch's frame.
+    private var switchFrame: Int64 = -1
+    private var switchGeneration: UInt32 = 0
+    private var switchSemitones = 0
+    private var lastSwitchFrame: Int64 = 0
 
     // Published once per block.
     private let playingFlag = Atomic<Bool>(false)
@@ -59,7 +83,7 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         trigger = settings.trigger
         startOnLoad = settings.startOnLoad
         pendingStartOnLoad = settings.startOnLoad
-        fadeFrames = max(1, Int(0.01 * sampleRate))
+        fadeFrames = stream.fadeFrames
         let ratio = reader.ratio
         startEngineFrames = stream.startFrames.map { Double($0) * ratio }
         loopEngine = reader.loop.map { (Double($0.lowerBound) * ratio, Double($0.upperBound) * ratio) }
@@ -83,6 +107,7 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         fadeLeft = 0
         tailLeft = 0
         streamFrame = 0
+        switchFrame = -1
         pendingStartOnLoad = startOnLoad
         positionFrames.store(0, ordering: .relaxed)
         playingFlag.store(false, ordering: .relaxed)
@@ -123,6 +148,7 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         let l = out[0]
         let r = out[1]
         giveBackStaleChunks()
+        readTranspose(context.parameters, n)
         var pos = 0
         if pendingStartOnLoad {
             pendingStartOnLoad = false
@@ -180,7 +206,17 @@ public final class PlayerUnit: RackUnit, UnitTransport {
             _ = stream.free.push(Int32(currentChunk))
             currentChunk = -1
         }
-        _ = stream.requests.push(StreamRequest(generation: generation, startPoint: Int32(point)))
+        semitones = wantedSemitones
+        wantedSince = 0
+        lastSwitchFrame = 0
+        switchFrame = -1
+        preloadEnd = semitones == 0 ? stream.preloadLengths[point] : 0
+        endsInPreload = semitones == 0 && preloadEnd < stream.preloadFrames
+        awaitingFirstChunk = semitones != 0
+        _ = stream.requests.push(
+            StreamRequest(
+                generation: generation, startPoint: Int32(point), fromFrame: Int64(preloadEnd), semitones: Int32(semitones),
+                continues: false))
     }
 
     private func stop() {
@@ -196,8 +232,8 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         var chunk = currentChunk
         while got < fadeFrames {
             let point = startPoint
-            if frame < Int64(stream.preloadLengths[point]) {
-                let k = min(fadeFrames - got, stream.preloadLengths[point] - Int(frame))
+            if frame < Int64(preloadEnd) {
+                let k = min(fadeFrames - got, preloadEnd - Int(frame))
                 (tail + 2 * got).update(from: stream.preloads[point] + 2 * Int(frame), count: 2 * k)
                 got += k
                 frame += Int64(k)
@@ -233,13 +269,15 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         while done < frames && playing {
             let k = playFrames(l + done, r + done, frames: frames - done, late: &late)
             if k == 0 { break }
+            // Piece by piece: a transpose switch's tail starts at the piece it starts.
+            if fadeLeft > 0 || tailLeft > 0 { applyFades(l + done, r + done, frames: k) }
             done += k
         }
         if done < frames {
             (l + done).update(repeating: 0, count: frames - done)
             (r + done).update(repeating: 0, count: frames - done)
+            if fadeLeft > 0 || tailLeft > 0 { applyFades(l + done, r + done, frames: frames - done) }
         }
-        if fadeLeft > 0 || tailLeft > 0 { applyFades(l, r, frames: frames) }
         return late
     }
 
@@ -248,16 +286,24 @@ public final class PlayerUnit: RackUnit, UnitTransport {
     private func playFrames(
         _ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>, frames: Int, late: inout Bool
     ) -> Int {
-        let preloaded = stream.preloadLengths[startPoint]
-        if streamFrame < Int64(preloaded) {
-            let k = min(frames, preloaded - Int(streamFrame))
+        if switchFrame >= 0 && streamFrame >= switchFrame { performSwitch() }
+        // Not past a placed switch.
+        let frames = switchFrame >= 0 ? min(frames, Int(switchFrame - streamFrame)) : frames
+        if streamFrame < Int64(preloadEnd) {
+            let k = min(frames, preloadEnd - Int(streamFrame))
             deinterleave(stream.preloads[startPoint] + 2 * Int(streamFrame), l, r, k)
             streamFrame += Int64(k)
             return k
         }
-        if preloaded < stream.preloadFrames {  // the file ended within the preload
+        if endsInPreload {  // the file ended within the preload
             playing = false
             return 0
+        }
+        if currentChunk < 0 && awaitingFirstChunk && !nextChunk() {
+            // A transposed start: silence until its first chunk, the position held.
+            l.update(repeating: 0, count: frames)
+            r.update(repeating: 0, count: frames)
+            return frames
         }
         if currentChunk < 0 && !nextChunk() {
             // The disk is late: silence, and time goes on (the track stays in time).
@@ -311,6 +357,8 @@ public final class PlayerUnit: RackUnit, UnitTransport {
                     continue
                 }
                 currentChunk = c
+                awaitingFirstChunk = false
+                placeSwitch()
                 return true
             }
             guard waitsForDisk, waited < 100_000 else { return false }
@@ -322,7 +370,9 @@ public final class PlayerUnit: RackUnit, UnitTransport {
     /// Gives back chunks of an older generation (a start threw them away) so the disk
     /// thread can refill them.
     private func giveBackStaleChunks() {
-        while let c = stream.filled.peek(), stream.chunkGeneration[Int(c)] != generation {
+        while let c = stream.filled.peek(), stream.chunkGeneration[Int(c)] != generation,
+            switchFrame < 0 || stream.chunkGeneration[Int(c)] != switchGeneration
+        {
             _ = stream.filled.pop()
             _ = stream.free.push(c)
         }
@@ -379,6 +429,75 @@ public final class PlayerUnit: RackUnit, UnitTransport {
                 r[i] *= g
             }
         }
+    }
+
+    // MARK: - Transpose
+
+    /// Notes where the `transpose` parameter asks for other whole semitones (the frame of
+    /// the change, so offline renders do not depend on the block size) and places a switch.
+    private func readTranspose(_ params: ParameterValues, _ n: Int) {
+        if params.isSteady(Parameter.transpose) {
+            noteWanted(params.value(Parameter.transpose), at: streamFrame)
+        } else {
+            let v = params[Parameter.transpose]
+            for i in 0..<n { noteWanted(v[i], at: streamFrame + Int64(i)) }
+        }
+        placeSwitch()
+    }
+
+    private func noteWanted(_ value: Float, at frame: Int64) {
+        let s = Int(min(max(value, -12), 12).rounded())
+        if s != wantedSemitones {
+            wantedSemitones = s
+            wantedSince = frame
+        }
+    }
+
+    /// Places a switch to the wanted transpose on the first frame, `switchLead` or more after
+    /// the change, where the old audio can stop: any frame of the preload, else the start of
+    /// a chunk's last `fadeFrames` (the crossfade takes the old audio from there). The queued
+    /// chunks, all after it, go back to the disk thread, which renders the stream again from
+    /// that frame at the new transpose.
+    private func placeSwitch() {
+        guard playing, fadeLeft == 0, switchFrame < 0, wantedSemitones != semitones, !awaitingFirstChunk else { return }
+        let earliest = max(max(wantedSince, lastSwitchFrame) + Self.switchLead, streamFrame)
+        let x = Int64(fadeFrames)
+        let at: Int64
+        if streamFrame < Int64(preloadEnd) && earliest + x <= Int64(preloadEnd) {
+            at = earliest
+        } else if currentChunk >= 0 {
+            let c = currentChunk
+            let end = stream.chunkStart[c] + Int64(stream.chunkFrameCount[c])
+            guard stream.chunkFrameCount[c] == stream.chunkFrames, end - x >= earliest else { return }
+            at = end - x
+        } else {
+            return
+        }
+        switchGeneration = generation &+ 1
+        switchFrame = at
+        switchSemitones = wantedSemitones
+        while let c = stream.filled.pop() { _ = stream.free.push(c) }
+        _ = stream.requests.push(
+            StreamRequest(
+                generation: switchGeneration, startPoint: Int32(startPoint), fromFrame: at, semitones: Int32(switchSemitones),
+                continues: true))
+    }
+
+    /// At the switch's frame: the old audio's next `fadeFrames` fade out (the tail) while
+    /// the new generation's, from the disk thread, fade in.
+    private func performSwitch() {
+        captureTail()
+        generation = switchGeneration
+        semitones = switchSemitones
+        lastSwitchFrame = switchFrame
+        switchFrame = -1
+        preloadEnd = min(preloadEnd, Int(streamFrame))
+        endsInPreload = false
+        if currentChunk >= 0 {
+            _ = stream.free.push(Int32(currentChunk))
+            currentChunk = -1
+        }
+        placeSwitch()
     }
 
     /// The play position in engine frames of the file (the loop folded in).

@@ -79,8 +79,18 @@ public struct PlayerUnitType: UnitType {
         [
             ParameterSpec(
                 id: "gain", name: "Gain", unit: .decibels, range: -96...12, defaultValue: 0, smoothingSeconds: 0.02,
-                help: "the track's level; −96 dB is silence")
+                help: "the track's level; −96 dB is silence"),
+            transposeSpec,
         ]
+    }
+
+    /// `transpose`: whole semitones, stepped (a MIDI knob lands on whole values).
+    private var transposeSpec: ParameterSpec {
+        var spec = ParameterSpec(
+            id: "transpose", name: "Transpose", unit: .semitones, range: -12...12, defaultValue: 0, smoothingSeconds: 0,
+            help: "the track's pitch in semitones, its tempo kept (librubberband on the disk thread); 0 plays the file untouched")
+        spec.wholeNumbers = true
+        return spec
     }
 
     public func layout(_ settings: UnitSettings, _ context: UnitBuildContext) -> BusLayout {
@@ -152,7 +162,7 @@ public struct PlayerUnitType: UnitType {
         let starts = [0] + s.cues.map { reader.fileFrame(seconds: $0.seconds) }
         let stream = TrackStream(
             reader: reader, startFrames: starts, preloadFrames: Int(s.preloadSeconds * context.sampleRate),
-            bufferFrames: Int(s.bufferSeconds * context.sampleRate))
+            bufferFrames: Int(s.bufferSeconds * context.sampleRate), fadeFrames: max(1, Int(0.01 * context.sampleRate)))
         let unit = PlayerUnit(stream: stream, reader: reader, settings: s, sampleRate: context.sampleRate)
         unit.waitsForDisk = !context.realTime
         do { try stream.startThread() } catch { throw UnitError(error.message) }

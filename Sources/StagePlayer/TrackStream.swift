@@ -7,17 +7,26 @@ import Glibc
 import Musl
 #endif
 
-/// Where the render thread asks the disk to stream from. Plain value.
+/// Where the render thread asks the disk to stream from, and at which transpose. Plain value.
 struct StreamRequest: BitwiseCopyable {
     /// Chunks of any other generation are stale and thrown away by the render thread.
     var generation: UInt32
     /// The start point (0: the file's beginning, then the cues).
     var startPoint: Int32
+    /// The generation's first frame (from the start point): the preload's end, 0 for a
+    /// transposed start (no preload), or a transpose switch's frame.
+    var fromFrame: Int64
+    /// Semitones, −12…12 (0: the file's audio untouched).
+    var semitones: Int32
+    /// A transpose switch: the stream goes on from `fromFrame` of the current start (not a
+    /// new start), its first `fadeFrames` fading in.
+    var continues: Bool
 }
 
-/// The disk side of a player: a thread of its own reads the track (`TrackReader`) into a
-/// fixed pool of chunks that the render thread plays. Memory is the pool plus the
-/// preloads, whatever the file's length.
+/// The disk side of a player: a thread of its own reads the track (`TrackReader`, then
+/// `TrackTransposer`: transposed there, never on the render thread) into a fixed pool of
+/// chunks that the render thread plays. Memory is the pool plus the preloads plus the
+/// transposer's history, whatever the file's length.
 ///
 /// Queues (each preallocated, one producer and one consumer, checked by `SPSCQueue`):
 /// - `filled`: chunk numbers, disk thread → render thread (audio ready to play);
@@ -36,6 +45,8 @@ final class TrackStream: @unchecked Sendable {
     let chunkFrames: Int
     let chunkCount: Int
     let preloadFrames: Int
+    /// A transpose switch's crossfade (the render thread's fade-out, the disk's fade-in).
+    let fadeFrames: Int
     /// Interleaved stereo samples of every chunk, `chunkFrames` frames each.
     let samples: UnsafeMutablePointer<Float>
     let chunkGeneration: UnsafeMutablePointer<UInt32>
@@ -66,14 +77,16 @@ final class TrackStream: @unchecked Sendable {
     let renderGeneration = Atomic<UInt32>(0)
 
     private let reader: TrackReader
+    private let transposer: TrackTransposer
     private let running = Atomic<Bool>(true)
     private var thread: StageThread?
     private let scratch: UnsafeMutablePointer<Float>
 
-    init(reader: TrackReader, startFrames: [Int], preloadFrames: Int, bufferFrames: Int) {
+    init(reader: TrackReader, startFrames: [Int], preloadFrames: Int, bufferFrames: Int, fadeFrames: Int) {
         self.reader = reader
         self.startFrames = startFrames
         self.preloadFrames = preloadFrames
+        self.fadeFrames = fadeFrames
         chunkFrames = 4096
         chunkCount = max(4, (bufferFrames + chunkFrames - 1) / chunkFrames)
         samples = .allocate(capacity: chunkCount * chunkFrames * 2)
@@ -95,6 +108,12 @@ final class TrackStream: @unchecked Sendable {
             preloads.append(buffer)
             preloadLengths.append(reader.read(into: buffer, frames: preloadFrames))
         }
+        // A switch re-renders from a frame in the chunk playing (or the preload): the pool's
+        // length back from what the disk has read, plus the chunks it may fill before it
+        // reads the request, the shifter's input lead (R3: ~0.1 s) and the priming. Short
+        // of it the priming would be cut, and an offline render would depend on timing.
+        let history = max(chunkCount * chunkFrames, preloadFrames) + 16 * chunkFrames + TrackTransposer.primeFrames
+        transposer = TrackTransposer(reader: reader, sampleRate: reader.engineRate, historyFrames: history)
     }
 
     deinit {
@@ -127,23 +146,30 @@ final class TrackStream: @unchecked Sendable {
         thread = nil
     }
 
-    /// The disk thread: follows the latest request, fills chunks while there are free ones,
-    /// otherwise naps 2 ms.
+    /// The disk thread: follows the latest start and the transpose switch after it, fills
+    /// chunks while there are free ones, otherwise naps 2 ms.
     private func run() {
         var generation: UInt32 = 0
         var active = false
-        var streamFrame: Int64 = 0
         var neverUsed = 0  // chunks 0..<neverUsed have been handed out at least once
         while running.load(ordering: .acquiring) {
-            var latest: StreamRequest?
-            while let r = requests.pop() { latest = r }
-            if let r = latest {
+            var start: StreamRequest?
+            var change: StreamRequest?
+            while let r = requests.pop() {
+                if r.continues { change = r } else { start = r; change = nil }
+            }
+            if let r = start {
                 generation = r.generation
                 let point = Int(r.startPoint)
                 reader.start(atFileFrame: startFrames[point])
-                reader.skip(frames: preloadLengths[point], scratch: scratch, scratchFrames: chunkFrames)
-                streamFrame = Int64(preloadLengths[point])
-                active = preloadLengths[point] == preloadFrames
+                transposer.begin(semitones: Int(r.semitones), outputFrom: r.fromFrame)
+                // A track within its preload is played from there, unless transposed.
+                active = r.fromFrame < Int64(preloadLengths[point]) || preloadLengths[point] == preloadFrames
+            }
+            if let r = change {
+                generation = r.generation
+                transposer.restart(semitones: Int(r.semitones), at: r.fromFrame, fadeFrames: fadeFrames)
+                active = true
             }
             if active {
                 var c: Int32 = -1
@@ -154,30 +180,32 @@ final class TrackStream: @unchecked Sendable {
                     c = f
                 }
                 if c >= 0 {
-                    let i = Int(c)
-                    if renderGeneration.load(ordering: .acquiring) == generation {
-                        let behind = Int64(renderFrame.load(ordering: .relaxed)) - streamFrame
-                        if behind > 0 {  // late: what would be read is past; start two chunks ahead
-                            let skip = Int(behind) + 2 * chunkFrames
-                            reader.skip(frames: skip, scratch: scratch, scratchFrames: chunkFrames)
-                            streamFrame += Int64(skip)
-                        }
-                    }
-                    let n = reader.read(into: chunk(i), frames: chunkFrames)
-                    chunkGeneration[i] = generation
-                    chunkFrameCount[i] = n
-                    chunkStart[i] = streamFrame
-                    streamFrame += Int64(n)
-                    if n < chunkFrames { active = false }  // the end (n may be 0: an end marker)
-                    _ = filled.push(c)
-                    chunksRead.add(1, ordering: .relaxed)
-                    let delay = diskDelayNanoseconds.load(ordering: .relaxed)
-                    if delay > 0 { nap(nanoseconds: delay) }
+                    active = fill(Int(c), generation: generation)
                     continue
                 }
             }
             nap(nanoseconds: 2_000_000)
         }
+    }
+
+    /// Fills chunk `i` with the stream's next frames and hands it to the render thread;
+    /// false at the track's end.
+    private func fill(_ i: Int, generation: UInt32) -> Bool {
+        if renderGeneration.load(ordering: .acquiring) == generation {
+            let behind = Int64(renderFrame.load(ordering: .relaxed)) - transposer.outputFrame
+            if behind > 0 {  // late: what would be read is past; start two chunks ahead
+                transposer.jump(to: transposer.outputFrame + behind + Int64(2 * chunkFrames), scratch: scratch, scratchFrames: chunkFrames)
+            }
+        }
+        chunkStart[i] = transposer.outputFrame
+        let n = transposer.read(into: chunk(i), frames: chunkFrames)
+        chunkGeneration[i] = generation
+        chunkFrameCount[i] = n
+        _ = filled.push(Int32(i))
+        chunksRead.add(1, ordering: .relaxed)
+        let delay = diskDelayNanoseconds.load(ordering: .relaxed)
+        if delay > 0 { nap(nanoseconds: delay) }
+        return n == chunkFrames  // the end (n may be 0: an end marker)
     }
 }
 
