@@ -5,9 +5,11 @@
 ///
 /// A unit with a `feed` parameter (delay, reverb) gets `feed` 0: nothing new enters it and
 /// its echoes or its hall ring out; any other unit is bypassed (the engine's 10 ms
-/// crossfade to its input). Talk off sets them back: `feed` 100, bypass off. The changes
-/// are ordinary parameter events (`EngineEvent.setParameter`), so they reach the render
-/// thread like a knob's. Thread: any (values).
+/// crossfade to its input). Talk off puts back the values they had when Talk came on (a
+/// delay's `feed` at 40 goes back to 40). The MIDI toggle, the page, OSC and a section's
+/// `talk on|off` send `.talk` events to the engine's one Talk state (`TalkSwitch`), which
+/// turns the targets with ordinary parameter events, so they reach the units like a
+/// knob's; `off` here is the value used when nothing was saved. Thread: any (values).
 public struct TalkTarget: Sendable, Equatable {
     public var address: ParameterAddress
     /// The value with Talk on, and with it off.

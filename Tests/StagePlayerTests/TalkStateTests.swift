@@ -1,0 +1,99 @@
+import Foundation
+import StageControl
+import StageCore
+import StageDrivers
+import StagePlayer
+import XCTest
+
+/// Talk's one state (`TalkSwitch`, the engine's): a section's `talk on`, the MIDI toggle
+/// and the remote's `talk` all go through it, so they never disagree, and Talk off puts
+/// back the values the units had before (a delay's `feed` at 40 goes back to 40, not 100).
+/// Measured on the engine's parameter targets and bypasses.
+final class TalkStateTests: XCTestCase {
+    static let rack = """
+        { "format": 2,
+          "units": { "mic": { "type": "input" }, "pitch": { "type": "pitch", "params": { "pitch": 700 } },
+                     "echo": { "type": "delay", "params": { "feed": 40, "delayTime": 0.05, "feedback": 0, "wetDryMix": 100 } },
+                     "out": { "type": "output" } },
+          "connections": [ "mic -> pitch -> echo -> out" ],
+          "midi": { "map": [ { "cc": 64, "action": "talk" } ] } }
+        """
+
+    /// A rig: song 1 of a setlist whose first section turns Talk on at bar 1.
+    final class Rig {
+        let plan: RenderPlan
+        let player: RackPlayer
+        let mapper: MIDIMapper
+        let input = BusStorage(bufferCount: 1, maxFrames: 128)
+        let output = BusStorage(bufferCount: 2, maxFrames: 128)
+
+        init(sections: String) throws {
+            let setlist = """
+                { "format": 2, "songs": [ { "rack": "r.json", "tempo": 120, "sections": \(sections) } ] }
+                """
+            let dir = SongFiles.write(["set.json": setlist, "r.json": TalkStateTests.rack])
+            plan = try SongFiles.plan(setlist: dir + "/set.json")
+            player = RackPlayer(engine: RenderEngine(plan: plan))
+            mapper = MIDIMapper(plan: plan)
+        }
+
+        func render(blocks: Int = 2) {
+            for _ in 0..<blocks {
+                player.render(frameCount: 128, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
+            }
+        }
+
+        /// The pedal pressed and released (the MIDI thread's part: the mapper, the player's queue).
+        func press() {
+            for value in [127, 0] {
+                mapper.handle(.controlChange(channel: 0, controller: 64, value: value)) { XCTAssertTrue(player.events.push($0)) }
+            }
+            render()
+        }
+
+        var feed: Float {
+            let a = plan.address(of: "echo.feed")!
+            return plan.parameters[a.unit].targetValue(a.parameter)
+        }
+        var pitchBypass: Float { player.current.bypassTarget(unit: plan.unitIndex("pitch")!) }
+        var talk: Bool { player.current.talkIsOn }
+    }
+
+    func testASectionTurnsTalkOnAndTheMIDIToggleThenTurnsItOff() throws {
+        let rig = try Rig(sections: #"[ { "name": "chat", "at": "1:1", "actions": ["talk on"] } ]"#)
+        rig.render()
+        XCTAssertTrue(rig.talk, "the section turned Talk on")
+        XCTAssertEqual(rig.feed, 0)
+        XCTAssertEqual(rig.pitchBypass, 1)
+        rig.press()
+        XCTAssertFalse(rig.talk, "the toggle turns it off, not on again")
+        XCTAssertEqual(rig.feed, 40, "feed back to the rack's 40, not 100")
+        XCTAssertEqual(rig.pitchBypass, 0)
+        rig.press()
+        XCTAssertTrue(rig.talk)
+        XCTAssertEqual(rig.feed, 0)
+    }
+
+    /// The remote's `talk` (the page, OSC) and the MIDI toggle: the same state. A knob moved
+    /// before Talk is what Talk off restores.
+    func testTheRemoteAndTheToggleShareTheStateAndTalkOffRestoresTheValueBefore() throws {
+        let rig = try Rig(sections: #"[ { "name": "song", "at": "1:1" } ]"#)
+        let feed = rig.plan.address(of: "echo.feed")!
+        XCTAssertTrue(rig.player.controlEvents.push(.setParameter(feed, 55)))
+        rig.render()
+        XCTAssertEqual(rig.feed, 55)
+        XCTAssertTrue(rig.player.controlEvents.push(.talk(.on)))
+        rig.render()
+        XCTAssertTrue(rig.talk)
+        XCTAssertEqual(rig.feed, 0)
+        XCTAssertTrue(rig.player.controlEvents.push(.talk(.on)))
+        rig.render()
+        XCTAssertEqual(rig.feed, 0, "on again changes nothing (and saves nothing)")
+        rig.press()
+        XCTAssertFalse(rig.talk, "the toggle after the remote's on: off")
+        XCTAssertEqual(rig.feed, 55, "the knob's value from before Talk")
+        XCTAssertTrue(rig.player.controlEvents.push(.talk(.off)))
+        rig.render()
+        XCTAssertEqual(rig.feed, 55, "off again changes nothing")
+    }
+}
