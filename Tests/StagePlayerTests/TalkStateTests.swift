@@ -1,3 +1,4 @@
+import CAllocCounter
 import Foundation
 import StageControl
 import StageCore
@@ -95,5 +96,23 @@ final class TalkStateTests: XCTestCase {
         XCTAssertTrue(rig.player.controlEvents.push(.talk(.off)))
         rig.render()
         XCTAssertEqual(rig.feed, 55, "off again changes nothing")
+    }
+
+    /// Turning Talk on and off allocates nothing on the render thread.
+    func testTalkSwitchesWithoutAllocating() throws {
+        #if DEBUG
+        throw XCTSkip("counts are for release builds; `make test` runs release")
+        #else
+        let rig = try Rig(sections: #"[ { "name": "song", "at": "1:1" } ]"#)
+        rig.render()
+        var total = 0
+        for k in 0..<200 {
+            XCTAssertTrue(rig.player.controlEvents.push(.talk(k % 3 == 2 ? .toggle : k % 2 == 0 ? .on : .off)))
+            alloc_counter_start()
+            rig.render(blocks: 1)
+            total += Int(alloc_counter_stop())
+        }
+        XCTAssertEqual(total, 0, "the render thread allocated \(total) times switching Talk")
+        #endif
     }
 }
