@@ -115,4 +115,40 @@ final class TalkStateTests: XCTestCase {
         XCTAssertEqual(total, 0, "the render thread allocated \(total) times switching Talk")
         #endif
     }
+
+    /// `"talkDuck": -12`: with Talk on the backing track (a player playing a constant 0.3)
+    /// dips by 12 dB over 0.3 s and comes back with Talk off; no step bigger than the ramp's.
+    func testTalkDucksTheBackingTrackByTheRacksAmount() throws {
+        let rack = """
+            { "format": 2, "talkDuck": -12,
+              "units": { "backing": { "type": "player", "file": "dc.wav", "startOnLoad": true }, "out": { "type": "output" } },
+              "connections": [ "backing -> out" ],
+              "midi": { "map": [ { "cc": 64, "action": "talk" } ] } }
+            """
+        let dir = SongFiles.write(["r.json": rack])
+        TrackFiles.write(dir + "/dc.wav", channels: [[Float](repeating: 0.3, count: 48000 * 4)], rate: 48000)
+        let description = try RackFiles.read(dir + "/r.json", registry: PlayerRacks.registry)
+        let plan = try GraphCompiler(registry: PlayerRacks.registry).compile(
+            description, options: GraphCompiler.Options(sampleRate: 48000, maxFrames: 128, realTime: false))
+        let press: [(Double, MIDIMessage)] = [
+            (1.0, .controlChange(channel: 0, controller: 64, value: 127)), (1.05, .controlChange(channel: 0, controller: 64, value: 0)),
+            (2.0, .controlChange(channel: 0, controller: 64, value: 127)), (2.05, .controlChange(channel: 0, controller: 64, value: 0)),
+        ]
+        let midi = StandardMIDIFile(messages: press.map { StandardMIDIFile.TimedMessage(seconds: $0.0, message: $0.1) }, duration: 2.05)
+        var out: [Float] = []
+        OfflineRenderer(plan: plan).render(input: nil, midi: midi, frames: 3 * 48000, blockSize: 128) { bus, n in
+            out += UnsafeBufferPointer(start: bus[0], count: n)
+        }
+        let before = out[24000], dipped = out[Int(1.5 * 48000)], after = out[Int(2.6 * 48000)]
+        XCTAssertEqual(before, 0.3, accuracy: 0.003)
+        let dip: Float = 20 * log10(dipped / before)
+        XCTAssertEqual(dip, -12, accuracy: 0.1, "Talk on: the backing track 12 dB down")
+        XCTAssertEqual(after, before, accuracy: 0.003, "Talk off: back")
+        var largestStep: Float = 0
+        for i in 24000..<out.count { largestStep = max(largestStep, abs(out[i] - out[i - 1])) }
+        XCTAssertLessThan(largestStep, 0.0002, "ramped: no click (largest step \(largestStep))")
+        // Ramped over 0.3 s: halfway (in dB) 0.15 s after the press.
+        let half: Float = 20 * log10(out[48000 + 7200] / before)
+        XCTAssertEqual(half, -6, accuracy: 1.5, "0.15 s into the dip (\(half) dB)")
+    }
 }

@@ -14,6 +14,9 @@ final class TalkSwitch {
     let parameters: UnsafeMutablePointer<Int32>
     let onValues: UnsafeMutablePointer<Float>
     let saved: UnsafeMutablePointer<Float>
+    /// Per target: `onValues` is added to the saved value (a dip); the ramp in frames.
+    let relative: UnsafeMutablePointer<Bool>
+    let ramps: UnsafeMutablePointer<Int32>
     var on = false
     let published = Atomic<Bool>(false)
 
@@ -23,7 +26,11 @@ final class TalkSwitch {
         parameters = .allocate(capacity: max(count, 1))
         onValues = .allocate(capacity: max(count, 1))
         saved = .allocate(capacity: max(count, 1))
+        relative = .allocate(capacity: max(count, 1))
+        ramps = .allocate(capacity: max(count, 1))
         for (i, t) in targets.enumerated() {
+            relative[i] = t.relative
+            ramps[i] = Int32(clamping: t.rampFrames)
             units[i] = Int32(t.address.unit)
             parameters[i] = Int32(t.address.parameter)
             onValues[i] = t.on
@@ -36,6 +43,8 @@ final class TalkSwitch {
         parameters.deallocate()
         onValues.deallocate()
         saved.deallocate()
+        relative.deallocate()
+        ramps.deallocate()
     }
 
     var isOn: Bool { published.load(ordering: .relaxed) }
@@ -58,7 +67,10 @@ final class TalkSwitch {
             for i in 0..<count {
                 let address = ParameterAddress(unit: Int(units[i]), parameter: Int(parameters[i]))
                 if wanted { saved[i] = current(address.unit, address.parameter) }
-                events[n] = .setParameter(address, wanted ? onValues[i] : saved[i], at: events[e].sampleTime)
+                let value = !wanted ? saved[i] : relative[i] ? saved[i] + onValues[i] : onValues[i]
+                var event = EngineEvent.setParameter(address, value, at: events[e].sampleTime)
+                if event.kind == .parameter && ramps[i] > 0 { event.rampFrames = ramps[i] }
+                events[n] = event
                 n += 1
             }
         }

@@ -15,11 +15,17 @@ public struct TalkTarget: Sendable, Equatable {
     /// The value with Talk on, and with it off.
     public var on: Float
     public var off: Float
+    /// `on` is added to the value Talk finds (a player's `gain` dipped by `talkDuck` dB).
+    public var relative = false
+    /// Frames the change ramps over (0: the parameter's own smoothing).
+    public var rampFrames = 0
 
-    public init(address: ParameterAddress, on: Float, off: Float) {
+    public init(address: ParameterAddress, on: Float, off: Float, relative: Bool = false, rampFrames: Int = 0) {
         self.address = address
         self.on = on
         self.off = off
+        self.relative = relative
+        self.rampFrames = rampFrames
     }
 
     /// The value for Talk `on`.
@@ -29,6 +35,8 @@ public struct TalkTarget: Sendable, Equatable {
 public enum Talk {
     /// The unit types Talk takes when a rack does not say (`"talk"`).
     public static let defaultTypes: Set<String> = ["pitch", "harmony", "tune", "delay", "reverb"]
+    /// How long the backing track's dip (`talkDuck`) takes, down and back up.
+    public static let duckSeconds = 0.3
 
     /// What Talk changes in `plan`: its rack's `talk` units, else those of `defaultTypes`.
     /// Thread: control (allocates).
@@ -42,6 +50,15 @@ public enum Talk {
                 out.append(TalkTarget(address: ParameterAddress(unit: u, parameter: feed), on: 0, off: 100))
             } else {
                 out.append(TalkTarget(address: ParameterAddress(unit: u, parameter: ParameterAddress.bypassIndex), on: 1, off: 0))
+            }
+        }
+        // The backing track's dip: every player's gain, ramped.
+        if let duck = plan.rack.talkDuck {
+            let ramp = Int(duckSeconds * plan.sampleRate)
+            for u in plan.unitIDs.indices where plan.unitTypes[u] == "player" && named?.contains(plan.unitIDs[u]) != true {
+                guard let gain = plan.parameters[u].specs.firstIndex(where: { $0.id == "gain" }) else { continue }
+                out.append(TalkTarget(
+                    address: ParameterAddress(unit: u, parameter: gain), on: Float(duck), off: 0, relative: true, rampFrames: ramp))
             }
         }
         return out
