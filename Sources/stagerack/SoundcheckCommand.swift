@@ -37,14 +37,17 @@ enum SoundcheckCommand {
         }
         let rack = try RackReader(registry: Registry.standard).read(text: text, file: path)
         let rate = rack.io.sampleRate ?? 48000
+        let file: AudioData
         let voice: [Float]
         do {
-            voice = mono(try AudioData.read(path: input).resampled(to: rate), rack: rack)
+            file = try AudioData.read(path: input)
+            voice = mono(try file.resampled(to: rate), rack: rack)
         } catch {
             throw InputFileProblem(path: input, error: error)
         }
         let proposal: Soundcheck.Proposal
         do {
+            for channel in file.channels { try SoundcheckAnalysis.checkClipping(channel) }
             proposal = try Soundcheck.propose(text: text, file: path, registry: Registry.standard, voice: voice, sampleRate: rate)
         } catch let e as SoundcheckError {
             Log.error("stagerack soundcheck: \(input): \(e.message); \(path) is unchanged")

@@ -57,11 +57,7 @@ public struct SoundcheckAnalysis: Sendable {
             throw SoundcheckError(
                 "the input is silent (peak \(Self.format(peakDB)) dBFS): check the microphone, its cable and the input channel")
         }
-        let clipRuns = Self.clippedRuns(samples, peak: peak)
-        guard clipRuns < 5 else {
-            throw SoundcheckError(
-                "the input clips (\(clipRuns) runs of full-scale samples): turn the interface's input gain down and record again")
-        }
+        try Self.checkClipping(samples)
         let levels = Self.frameLevels(samples, frameLength)
         self.levels = levels
         let floorFrames = min(levels.count, Int(Self.floorSeconds / Self.frameSeconds))
@@ -118,6 +114,16 @@ public struct SoundcheckAnalysis: Sendable {
             var sum: Float = 0
             for i in start..<(start + frameLength) { sum += samples[i] * samples[i] }
             return decibels(sum / Float(frameLength))
+        }
+    }
+
+    /// Throws when `samples` clip: five or more runs of full-scale samples. Check a file's
+    /// own samples before resampling it (resampling rounds a clipped flat top into ripples).
+    public static func checkClipping(_ samples: [Float]) throws(SoundcheckError) {
+        let runs = clippedRuns(samples, peak: samples.reduce(0) { max($0, abs($1)) })
+        guard runs < 5 else {
+            throw SoundcheckError(
+                "the input clips (\(runs) runs of full-scale samples): turn the interface's input gain down and record again")
         }
     }
 
