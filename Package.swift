@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "StageControl", dependencies: ["StageCore"]),
         // Drivers, grouped by what they are: AudioIO (ALSA PCM, drift, latency), MIDIIO (the
         // ALSA sequencer, a pipe), Files (audio files through libsndfile and libsamplerate,
-        // the offline renderer, the show recorder).
+        // the offline renderer, the show recorder), Soundcheck (the guided soundcheck).
         .target(name: "StageDrivers", dependencies: ["StageCore", "StageControl", "CALSA", "CSndFile", "CSampleRate", "CStageShim"]),
 
         // JACK: `play --driver jack`, StageRack as a JACK client (libjack from jackd2).

@@ -200,16 +200,13 @@ public final class RemoteHub: @unchecked Sendable {
         return true
     }
 
-    /// Talk on or off: each of `Talk.targets` set as a page's knob would set it (the state,
-    /// the engine, the MIDI mapper's takeover). Thread: control.
+    /// Talk on or off: a `.talk` event for the engine's one Talk state (`TalkSwitch`), which
+    /// saves the targets' values and puts them back (the knobs' values here are left as
+    /// they are: Talk is not a knob). Thread: control.
     func applyTalk(on: Bool) {
-        for t in Talk.targets(in: plan) {
-            guard let v = current.state.set(t.address, t.value(on)) else { continue }
-            var e = EngineEvent.setParameter(t.address, v)
-            e.generation = current.state.generation
-            if !engineEvents.push(e) { commandsRefused.add(1, ordering: .relaxed) }
-            tellMIDI(t.address, v)
-        }
+        var e = EngineEvent.talk(on ? .on : .off)
+        e.generation = current.state.generation
+        if !engineEvents.push(e) { commandsRefused.add(1, ordering: .relaxed) }
         current.talk = on
     }
 

@@ -23,6 +23,7 @@ let usage = """
       graph RACK                           the rack as a Graphviz DOT digraph
       midi-monitor [RACK]                  incoming MIDI and what the rack maps it to
       learn RACK --param UNIT.PARAM        map the next control moved (--write: into the file)
+      soundcheck RACK --input FILE         propose trim, high-pass, compressor, de-esser, gate (--write)
       latency [--period 32,64,128] [...]   measure the round trip through the interface (cable loop)
       install-service [--rack PATH] [...]  install the binary, racks and the systemd service
 
@@ -38,6 +39,7 @@ let commands: [String: (help: String, run: ([String]) throws -> Int32)] = [
     "graph": (GraphCommand.help, GraphCommand.run),
     "midi-monitor": (MIDIMonitorCommand.help, MIDIMonitorCommand.run),
     "learn": (LearnCommand.help, LearnCommand.run),
+    "soundcheck": (SoundcheckCommand.help, SoundcheckCommand.run),
     "latency": (LatencyCommand.help, LatencyCommand.run),
     "install-service": (InstallServiceCommand.help, InstallServiceCommand.run),
 ]

@@ -1,5 +1,6 @@
 import StageControl
 import StageCore
+import StageDrivers
 import StageOSC
 import StageRemote
 import StageUnits
@@ -47,20 +48,32 @@ final class TalkTests: XCTestCase {
         }
     }
 
+    /// The button sends a toggle to the engine's one Talk state, which turns the targets:
+    /// pitch bypassed, the hall fed nothing; the next press puts them back.
     func testAMIDIButtonTogglesTalk() throws {
         let p = try plan(Self.rack())
         let mapper = MIDIMapper(plan: p)
+        let player = RackPlayer(engine: RenderEngine(plan: p))
+        let input = BusStorage(bufferCount: 1, maxFrames: 128), output = BusStorage(bufferCount: 2, maxFrames: 128)
         func press() -> [EngineEvent] {
             var events: [EngineEvent] = []
             mapper.handle(.controlChange(channel: 0, controller: 64, value: 127)) { events.append($0) }
             mapper.handle(.controlChange(channel: 0, controller: 64, value: 0)) { events.append($0) }
+            for e in events { XCTAssertTrue(player.events.push(e)) }
+            player.render(frameCount: 128, input: input.bus(first: 0, channels: 1), output: output.bus(first: 0, channels: 2))
             return events
         }
-        let pitch = Int32(p.unitIDs.firstIndex(of: "pitch")!), verb = Int32(p.unitIDs.firstIndex(of: "verb")!)
+        let pitch = p.unitIDs.firstIndex(of: "pitch")!, feed = p.address(of: "verb.feed")!
         let on = press()
-        XCTAssertEqual(on.map(\.unit), [pitch, verb])
-        XCTAssertEqual(on.map(\.value), [1, 0], "pitch bypassed, the hall fed nothing")
-        XCTAssertEqual(press().map(\.value), [0, 100], "the next press: back")
+        XCTAssertEqual(on.map(\.kind), [.talk], "one toggle for the press, nothing for the release")
+        XCTAssertEqual(on.first?.parameter, TalkChange.toggle.rawValue)
+        XCTAssertTrue(player.current.talkIsOn)
+        XCTAssertEqual(player.current.bypassTarget(unit: pitch), 1, "pitch bypassed")
+        XCTAssertEqual(p.parameters[feed.unit].targetValue(feed.parameter), 0, "the hall fed nothing")
+        _ = press()
+        XCTAssertFalse(player.current.talkIsOn, "the next press: back")
+        XCTAssertEqual(player.current.bypassTarget(unit: pitch), 0)
+        XCTAssertEqual(p.parameters[feed.unit].targetValue(feed.parameter), 100)
     }
 
     func testThePageAndOSCSwitchTalk() throws {
@@ -79,8 +92,8 @@ final class TalkTests: XCTestCase {
         XCTAssertTrue(rig.hub.fromWeb.push(web))
         rig.hub.tick()
         rig.render()
-        XCTAssertEqual(rig.stateValue("verb", "feed"), 0)
         XCTAssertEqual(rig.target("verb.feed"), 0, "the engine has it")
+        XCTAssertEqual(rig.stateValue("verb", "feed"), 100, "the knob's value is kept: Talk is not a knob")
         XCTAssertTrue(rig.hub.view().talk)
         XCTAssertTrue(WebProtocol.state(rig.hub.view()).contains("\"talk\":true"))
         XCTAssertTrue(rig.hub.fromOSC.push(osc))

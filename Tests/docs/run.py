@@ -72,6 +72,8 @@ SKIPPED = [
 EXPECTED = [
     (r"stagerack play .*--playback hw:CARD=USB", 1, r"stagerack devices",
      "needs the USB interface; without it, the error must say what to do (stagerack devices)"),
+    (r"stagerack soundcheck .*--input /tmp/quiet\.wav", 1, r"is silent.*unchanged",
+     "a recording of the quiet alone: refused as silent with what to do, the rack left as it is"),
 ]
 
 

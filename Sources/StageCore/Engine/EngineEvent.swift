@@ -17,6 +17,9 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         /// Jump to the next section of the song (`parameter` 1) or repeat the current one (2)
         /// at the next bar line after `sampleTime` (`SongClock`, `SectionJump`).
         case section
+        /// Talk on, off or toggled (`parameter`: `TalkChange`), decided by the engine's one
+        /// Talk state (`TalkSwitch`).
+        case talk
     }
 
     public var kind: Kind
@@ -67,6 +70,12 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
     @inlinable
     public static func section(_ jump: SectionJump, at time: Int64 = now) -> EngineEvent {
         EngineEvent(kind: .section, sampleTime: time, parameter: jump.rawValue)
+    }
+
+    /// Talk on, off or toggled, decided by the engine's one Talk state (`TalkSwitch`).
+    @inlinable
+    public static func talk(_ change: TalkChange, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .talk, sampleTime: time, parameter: change.rawValue)
     }
 
     @inlinable

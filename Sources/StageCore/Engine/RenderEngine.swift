@@ -37,6 +37,10 @@ public final class RenderEngine: @unchecked Sendable {
     /// The setlist song's sections on the bar clock (nil: the rack has none). Made with the
     /// engine; `render` moves it. Thread: render.
     public let songClock: SongClock?
+    /// Talk's one state and its targets (`TalkSwitch`). Thread: render (`talkIsOn`: any).
+    let talk: TalkSwitch
+    /// Whether Talk is on. Thread: any.
+    public var talkIsOn: Bool { talk.isOn }
     /// The song's beats in the block being rendered (the clock's list). Thread: render.
     var songBeats = UnsafeBufferPointer<SongBeat>(start: nil, count: 0)
     /// What the output safety stage fixed so far.
@@ -95,9 +99,11 @@ public final class RenderEngine: @unchecked Sendable {
         safetyCounters.initialize(to: SafetyCounters())
         let clock = SongClock(plan: plan)
         songClock = clock
-        // Room for a section's actions beside a full block of injected events.
-        blockEvents = .allocate(capacity: eventsPerBlock + (clock?.largestSection ?? 0))
-        blockEventCapacity = eventsPerBlock + (clock?.largestSection ?? 0)
+        // Room for a section's actions beside a full block of injected events, and for two
+        // Talk changes.
+        talk = TalkSwitch(targets: Talk.targets(in: plan))
+        blockEventCapacity = eventsPerBlock + (clock?.largestSection ?? 0) + 2 * talk.count
+        blockEvents = .allocate(capacity: blockEventCapacity)
         injectedCapacity = eventsPerBlock
         injected = .allocate(capacity: eventsPerBlock)
         unitEventCapacity = eventsPerBlock
@@ -159,6 +165,11 @@ public final class RenderEngine: @unchecked Sendable {
             if count > before { sortEvents(count) }
             songBeats = UnsafeBufferPointer(start: songClock.beats, count: songClock.beatCount)
         }
+        let beforeTalk = count
+        count = talk.apply(events: blockEvents, count: count, capacity: blockEventCapacity) { u, p in
+            p == ParameterAddress.bypassIndex ? bypass.targetValue(u) : unitRefs[u].bank { $0.targetValue(p) }
+        }
+        if count > beforeTalk { sortEvents(count) }
         parking.takeBack()
         for e in 0..<count where blockEvents[e].kind == .resetAll { panic() }
         guard silence.hearing.active else {

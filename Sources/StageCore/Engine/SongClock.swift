@@ -137,7 +137,8 @@ public final class SongClock: @unchecked Sendable {
                 .midi(UnitCommand.message(index, pressed: false), toUnit: u, at: 0),
             ]
         case .talk(let on):
-            return talk.map { .setParameter($0.address, $0.value(on), at: 0) }
+            // The engine's one Talk state turns the targets (`TalkSwitch`).
+            return talk.isEmpty ? [] : [.talk(on ? .on : .off, at: 0)]
         }
     }
 

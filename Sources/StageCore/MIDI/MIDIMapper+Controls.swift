@@ -93,9 +93,9 @@ extension MIDIMapper {
         case .nextPreset: fire(ControlAction(kind: .nextPreset))
         case .previousPreset: fire(ControlAction(kind: .previousPreset))
         case .talk:
-            talkOn.toggle()
-            for target in talkTargets { emit(.setParameter(target.address, target.value(talkOn), at: t)) }
-            record(.consumed, mapping: i, value: talkOn ? 1 : 0)
+            // The engine's one Talk state decides (`TalkSwitch`): a section may have turned it on.
+            if !talkTargets.isEmpty { emit(.talk(.toggle, at: t)) }
+            record(.consumed, mapping: i)
         case .nextSection, .repeatSection:
             emit(.section(action == .nextSection ? .next : .repeatCurrent, at: t))
             record(.consumed, mapping: i)

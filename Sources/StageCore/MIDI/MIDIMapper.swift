@@ -51,9 +51,8 @@ public final class MIDIMapper: @unchecked Sendable {
     let targetMappings: [[Int]]
     var targetValues: [Float]
     var targetVersions: [Int]
-    /// What a `talk` action sets (`Talk.targets`), and whether Talk is on.
+    /// What a `talk` action turns (`Talk.targets`): the mapper sends a toggle when there are any.
     let talkTargets: [TalkTarget]
-    var talkOn = false
 
     // Per-mapping state.
     var synced: [Bool]

@@ -26,6 +26,8 @@ public struct RackDescription: Sendable {
     public var performance: [PerformanceControlDescription]?
     /// The units Talk takes off the voice (`"talk"`); nil: those of `Talk.defaultTypes`.
     public var talk: [String]?
+    /// dB the players' `gain` dips by while Talk is on (`"talkDuck"`, −60…0); nil: no dip.
+    public var talkDuck: Double?
     /// The file's `format` (see `RackFormat`).
     public var format = RackFormat.current
     /// Things worth saying about a valid rack (how to update a format 1 file), as

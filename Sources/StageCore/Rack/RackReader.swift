@@ -4,7 +4,7 @@
 public struct RackReader {
     public let registry: UnitRegistry
 
-    static let topLevelKeys = ["format", "name", "description", "tempo", "units", "connections", "midi", "io", "snapshots", "performance", "talk"]
+    static let topLevelKeys = ["format", "name", "description", "tempo", "units", "connections", "midi", "io", "snapshots", "performance", "talk", "talkDuck"]
     static let unitKeys = ["type", "params", "comment"]
     static let ioKeys = ["playback", "capture", "sampleRate", "period", "periods"]
 
@@ -102,6 +102,7 @@ public struct RackReader {
         if let s = root["snapshots"] { readSnapshots(s.value, into: &rack, &ctx) }
         if let p = root["performance"] { readPerformance(p.value, into: &rack, &ctx) }
         if let t = root["talk"] { readTalk(t.value, into: &rack, &ctx) }
+        if let d = root["talkDuck"] { rack.talkDuck = number(d.value, "talkDuck", range: -60...0, &ctx) }
     }
 
     /// `"talk": ["pitch", "verb"]`: units of this rack (Talk). Thread: control.
