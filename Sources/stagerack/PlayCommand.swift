@@ -22,6 +22,7 @@ enum PlayCommand {
                               [--record DIR] [--record-format wav|flac]
                               [--osc [ADDR:]PORT] [--web [ADDR:]PORT]
                               [--driver alsa|jack] [--jack-outputs PATTERN] [--jack-inputs PATTERN]
+                              [--sync leader|follower] [--sync-followers HOST:PORT,...] [--sync-port N]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
@@ -54,6 +55,12 @@ enum PlayCommand {
           --jack-outputs PATTERN  connect the JACK outputs to the ports this matches, in order
                               (default system:playback_; none: leave them unconnected)
           --jack-inputs PATTERN   connect the JACK inputs from these (default system:capture_)
+          --sync leader|follower  a band's boxes in step: the leader's song changes and snapshot
+                              recalls followed by the others, on the same Link bar line (config:
+                              syncRole; the shared secret syncKey in the config or $STAGERACK_SYNC_KEY;
+                              README, "A band's boxes in step")
+          --sync-followers LIST  the leader's followers, HOST:PORT comma-separated (config: syncFollowers)
+          --sync-port N       this box's sync port (default 9720; config: syncPort)
         \(serviceHelp)
 
         With a SETLIST, the first song plays; MIDI program changes (and SIGHUP) switch songs
@@ -93,7 +100,7 @@ enum PlayCommand {
             args,
             valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels",
                            "--hardware-latency", "--driver", "--jack-outputs", "--jack-inputs"]
-                + serviceValueOptions,
+                + serviceValueOptions + LiveSession.syncValueOptions,
             flagOptions: ["--status", "--watch", "--drift-compensation", "--link"] + serviceFlagOptions)
         // Config file < environment < flags, over the rack's io section (PlayService.swift).
         let (setup, setlist, rack) = try resolveSetup(a)
@@ -181,6 +188,7 @@ final class LiveSession {
             setlist: setlist, index: 0, player: player, firstPlan: plan, registry: Registry.standard, options: options,
             log: { Log.info($0) })
         switcher.warn = { Log.warning($0) }
+        let sync = startSync(switcher: switcher)  // --sync (PlaySync.swift): hooks the switcher before it starts
         // MIDI: the sequencer client feeds the player's queue; program changes and preset
         // buttons come back as actions for the switcher.
         let midi = openLiveMIDI(plan: plan, player: player, switcher: switcher)  // PlayMIDI.swift
@@ -198,6 +206,7 @@ final class LiveSession {
         }
         switcher.onRecall = { plan, snapshot in
             recalled.set(snapshot.name)
+            sync?.leaderRecalled(snapshot: snapshot.name)
             remote?.recalled(plan, snapshot: snapshot)
             for v in snapshot.values {
                 if let a = plan.address(of: v.target) { midiInput?.noteParameterMoved(a, to: v.value, byPreset: true) }
@@ -209,6 +218,7 @@ final class LiveSession {
         defer {
             for stop in remoteStops { stop() }
             midiInput?.stop()
+            sync?.stop()
             switcher.stop()  // its last act: the last retired racks released
         }
         let watcher = setup.watch ? FileWatcher(paths: setlist.entries.map(\.rack)) : nil
@@ -233,7 +243,9 @@ final class LiveSession {
                              drift: try driftCompensator(capture: capture, playback: playback, log: true))
         if live.isPaced { Log.info("playback \(playback.configuration.device) keeps no time (alsa-lib's file or null plugin): pacing to the wall clock") }
         if setup.link { linkSession = startLink(player: player, tempo: engine.tempo, beatsPerBar: engine.beatsPerBar, latencySeconds: latencyMs / 1000) }
+        if let linkSession { sync?.setClock(Self.syncClock(linkSession)) }
         var linkWatch = LinkWatch()
+        var switchWatch = SwitchBeatWatch()
         var framesBefore = 0
         let status = makeStatusView()  // --status / --meters, xrun lines (PlayService.swift)
         var announced = false
@@ -301,6 +313,7 @@ final class LiveSession {
                 watchRecording(recorder, songIndex: switcher.currentIndex, state: &recording)
                 let reading = live.status()
                 status.link = linkSession.map { linkWatch.update($0, rack: player.playingTempo) } ?? nil
+                if linkSession != nil { switchWatch.update(player, song: switcher.currentIndex, tempo: player.playingTempo.bpm) }
                 if let remote {
                     remoteFeed.publish(reading, hasCapture: capture != nil, link: status.link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts,
                         section: switcher.songClock?.publishedNames, to: remote)
