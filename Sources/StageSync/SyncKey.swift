@@ -29,9 +29,6 @@ public struct SyncKey: Sendable {
         bytes = Array(text.utf8)
     }
 
-    /// Any bytes (the RFC's test vectors); never for a key from a config.
-    init(unchecked bytes: [UInt8]) { self.bytes = bytes }
-
     /// HMAC-SHA256 of `message` under this key.
     public func signature(_ message: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
