@@ -14,9 +14,6 @@ struct SyncFollowerState {
     var snapshot: String?
     var snapshotSong: Int?
     var sectionSaid: String?
-    /// Beats a message's beat may lie behind the shared beat before it is refused as stale
-    /// (a replay of an earlier run): two bars of 4.
-    static let staleBeats = 8.0
 }
 
 extension SyncNode {
@@ -26,9 +23,6 @@ extension SyncNode {
     func followerTook(_ m: SyncMessage, from: sockaddr_in) {
         guard m.kind != .ack else { return refuse("role", "an answer from \(SyncSocket.text(from)): this box follows (syncRole follower)") }
         let c = clock()
-        if let beat = m.beat, let c, c.shared, c.beat - beat > SyncFollowerState.staleBeats {
-            return refuse("stale", "a stale \(m.kind.rawValue) message (beat \(Self.fixed3(beat)), the session is at \(Self.fixed3(c.beat))) from \(SyncSocket.text(from))")
-        }
         switch follower.window.take(session: m.session, sequence: m.sequence) {
         case .replayed(let last): return refuse("replayed", "a replayed message (seq \(m.sequence), last taken \(last)) from \(SyncSocket.text(from))")
         case .retiredSession: return refuse("replayed", "a message of the leader's earlier run (session \(m.session)) from \(SyncSocket.text(from))")
@@ -48,10 +42,15 @@ extension SyncNode {
         answer(from: from)
     }
 
-    /// A song change: at the leader's beat when both share the Link session (the render
-    /// thread holds the switch until then), else at once.
+    /// A song change: at the leader's bar line when both share the Link session (the render
+    /// thread holds the switch until then), else at once. Link shares the beat's phase, not
+    /// its magnitude: the bar line is the one `ahead` beats from now on this box's timeline,
+    /// rounded to a whole bar (exact while the message takes less than half a bar).
     func followSong(_ m: SyncMessage, clock c: SyncClock?, now: Double) {
-        let beat = (c?.shared ?? false) ? m.beat : nil
+        var beat: Double?
+        if let c, c.shared, let ahead = m.ahead, let bar = m.bar {
+            beat = ((c.beat + ahead) / bar).rounded() * bar
+        }
         guard m.song < switcher.setlist.entries.count else {
             return refuse("song", "song \(m.song + 1) from the leader: this box's setlist has \(switcher.setlist.entries.count)")
         }

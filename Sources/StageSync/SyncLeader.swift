@@ -40,6 +40,7 @@ extension SyncNode {
         }
         var m = SyncMessage(session: session, sequence: 0, kind: .song, song: index)
         m.beat = beat
+        m.bar = beat == nil ? nil : bar
         outbox.withLock { $0.append(m) }
         return beat
     }
@@ -73,6 +74,7 @@ extension SyncNode {
                 log(.info, "sync: leading song \(m.song + 1)" + (m.beat.map { " at beat \(Self.fixed3($0))" } ?? " now (no Link: followers switch on receipt)"))
             }
             if m.kind == .snapshot { state.snapshot = m.snapshot }
+            if let beat = m.beat, let c = clock() { m.ahead = max(0, beat - c.beat) }  // measured as it leaves
             sequence += 1
             m.sequence = sequence
             send(m, to: state)

@@ -11,7 +11,11 @@ import StageOSC
 ///     seq 17                        counts up by one for every message of the run
 ///     kind song                     song | state | snapshot | transpose | ack
 ///     song 2                        the setlist entry (0-based)
-///     beat 132                      the Link beat the change happens at (absent: on receipt)
+///     beat 132                      the leader's Link beat the change happens at (absent:
+///                                   on receipt; state: its beat when sent)
+///     ahead 3.46                    beats from sending to the change (a follower's own beats
+///                                   differ from the leader's in magnitude, not in phase)
+///     bar 4                         the beats of the bar the change is on (Link's quantum)
 ///     section Chorus                the leader's section (state), optional
 ///     snapshot Solo                 a snapshot's name (snapshot, state), optional
 ///     transpose -2                  semitones (the hook for song transposition: carried,
@@ -46,6 +50,8 @@ public struct SyncMessage: Sendable, Equatable {
     public var kind: Kind
     public var song: Int
     public var beat: Double?
+    public var ahead: Double?
+    public var bar: Double?
     public var section: String?
     public var snapshot: String?
     public var transpose: Int?
@@ -68,6 +74,8 @@ public struct SyncMessage: Sendable, Equatable {
     public var payload: String {
         var lines = [Self.header, "session \(session)", "seq \(sequence)", "kind \(kind.rawValue)", "song \(song)"]
         if let beat { lines.append("beat \(beat)") }
+        if let ahead { lines.append("ahead \(ahead)") }
+        if let bar { lines.append("bar \(bar)") }
         if let section { lines.append("section \(Self.oneLine(section))") }
         if let snapshot { lines.append("snapshot \(Self.oneLine(snapshot))") }
         if let transpose { lines.append("transpose \(transpose)") }
@@ -99,17 +107,20 @@ public struct SyncMessage: Sendable, Equatable {
         guard let kind = fields["kind"].flatMap({ Kind(rawValue: $0) }) else { return .failure(SyncError("unknown kind \"\(fields["kind"] ?? "")\"")) }
         guard let song = fields["song"].flatMap({ Int($0) }), (0...9999).contains(song) else { return .failure(SyncError("no song")) }
         var m = SyncMessage(session: session, sequence: seq, kind: kind, song: song)
-        if let b = fields["beat"] {
-            guard let beat = Double(b), beat.isFinite else { return .failure(SyncError("beat is not a number")) }
-            m.beat = beat
+        for (name, path) in [("beat", \SyncMessage.beat), ("ahead", \.ahead), ("bar", \.bar)] {
+            guard let text = fields[name] else { continue }
+            guard let x = Double(text), x.isFinite else { return .failure(SyncError("\(name) is not a number")) }
+            m[keyPath: path] = x
         }
+        if let bar = m.bar, !(1...64).contains(bar) { return .failure(SyncError("bar is not 1…64 beats")) }
+        if let ahead = m.ahead, !(0...256).contains(ahead) { return .failure(SyncError("ahead is not 0…256 beats")) }
         m.section = fields["section"]
         m.snapshot = fields["snapshot"]
         if let t = fields["transpose"] {
             guard let semitones = Int(t), (-48...48).contains(semitones) else { return .failure(SyncError("transpose is not -48…48 semitones")) }
             m.transpose = semitones
         }
-        let known: Set<String> = ["session", "seq", "kind", "song", "beat", "section", "snapshot", "transpose"]
+        let known: Set<String> = ["session", "seq", "kind", "song", "beat", "ahead", "bar", "section", "snapshot", "transpose"]
         if let unknown = fields.keys.first(where: { !known.contains($0) }) { return .failure(SyncError("unknown field \(unknown)")) }
         return .success(m)
     }

@@ -1,8 +1,8 @@
 /// Refuses replayed messages: from one sender's session, only a sequence number above the
 /// last one taken; a new session (the sender restarted) replaces the current one, and a
 /// session replaced once is never taken again (an old run's messages replayed later).
-/// With Link, a message whose beat is long past is refused as stale too (`SyncFollower`):
-/// that keeps a replay of an earlier run out after this box restarted.
+/// (A box that restarts forgets the sessions it saw: a replay of an earlier run of the
+/// leader is then taken once, until the leader's next message retires it.)
 /// Thread: the sync thread (a value).
 public struct SyncReplayWindow: Sendable {
     /// Sessions replaced, remembered at most (the oldest forgotten first).

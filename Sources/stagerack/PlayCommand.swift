@@ -313,7 +313,7 @@ final class LiveSession {
                 watchRecording(recorder, songIndex: switcher.currentIndex, state: &recording)
                 let reading = live.status()
                 status.link = linkSession.map { linkWatch.update($0, rack: player.playingTempo) } ?? nil
-                if linkSession != nil { switchWatch.update(player, song: switcher.currentIndex, tempo: player.playingTempo.bpm) }
+                if let linkSession { switchWatch.update(player, link: linkSession, song: switcher.currentIndex) }
                 if let remote {
                     remoteFeed.publish(reading, hasCapture: capture != nil, link: status.link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts,
                         section: switcher.songClock?.publishedNames, to: remote)

@@ -51,14 +51,17 @@ extension LiveSession {
 }
 
 /// Says, with Link, at which beat each song's switch began (the block nearest the beat it
-/// was held for: a band's boxes compare these). Thread: main (each turn of the loop).
+/// was held for), and when that was on Link's clock (µs, CLOCK_MONOTONIC_RAW: boxes on one
+/// machine compare these directly). Thread: main (each turn of the loop).
 struct SwitchBeatWatch {
     var seen = 0
 
-    mutating func update(_ player: RackPlayer, song: Int, tempo: Double) {
+    mutating func update(_ player: RackPlayer, link: LinkSession, song: Int) {
         let s = player.switchOnBeat
-        guard s.count != seen else { return }
+        guard s.count != seen, let block = link.lastBlock, block.tempo > 0 else { return }
         seen = s.count
-        Log.info("Link: song \(song + 1) began at beat \(formatNumber((s.beat * 10000).rounded() / 10000)) (\(formatNumber((tempo * 100).rounded() / 100)) BPM)")
+        let micros = block.micros + Int64(((s.beat - block.beat) / block.tempo * 60e6).rounded())
+        Log.info("Link: song \(song + 1) began at beat \(formatNumber((s.beat * 10000).rounded() / 10000)) "
+                 + "(\(formatNumber((block.tempo * 100).rounded() / 100)) BPM) at \(micros) us")
     }
 }

@@ -26,6 +26,8 @@ final class SyncMessageTests: XCTestCase {
     func testAPayloadReadsBackAsWritten() throws {
         var m = SyncMessage(session: "00aa11bb22cc33dd", sequence: 42, kind: .song, song: 3, beat: 132.5)
         m.snapshot = "Solo"
+        m.ahead = 3.46
+        m.bar = 4
         m.section = "Chorus 2"
         m.transpose = -2
         XCTAssertEqual(try SyncMessage.parse(m.payload).get(), m)
