@@ -25,9 +25,8 @@ extension SyncNode {
         let c = clock()
         switch follower.window.take(session: m.session, sequence: m.sequence) {
         case .replayed(let last): return refuse("replayed", "a replayed message (seq \(m.sequence), last taken \(last)) from \(SyncSocket.text(from))")
-        case .retiredSession: return refuse("replayed", "a message of the leader's earlier run (session \(m.session)) from \(SyncSocket.text(from))")
-        case .newSession(let previous):
-            log(.info, "sync: following the leader at \(SyncSocket.text(from))" + (previous == nil ? "" : " (it restarted)"))
+        case .newSession(let first):
+            log(.info, "sync: following the leader at \(SyncSocket.text(from))" + (first ? "" : " (a new run: it restarted)"))
         case .accepted: break
         }
         let now = Self.now()

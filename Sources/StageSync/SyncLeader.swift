@@ -114,7 +114,6 @@ extension SyncNode {
         }
         switch state.followers[i].window.take(session: m.session, sequence: m.sequence) {
         case .replayed(let last): return refuse("replayed", "a replayed answer from \(state.followers[i].address) (seq \(m.sequence), last \(last))")
-        case .retiredSession: return refuse("replayed", "an answer of an earlier run of \(state.followers[i].address)")
         case .accepted, .newSession: break
         }
         let f = state.followers[i]
