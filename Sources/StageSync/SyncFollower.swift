@@ -53,6 +53,7 @@ extension SyncNode {
         guard m.song < switcher.setlist.entries.count else {
             return refuse("song", "song \(m.song + 1) from the leader: this box's setlist has \(switcher.setlist.entries.count)")
         }
+        guard m.song != switcher.currentIndex else { return }  // already there (caught up from a state)
         if let beat { pendingBeats.withLock { $0[m.song] = beat } }
         follower.requestedSong = m.song
         follower.requestedAt = now

@@ -32,6 +32,7 @@ extension SyncNode {
     /// The leader's song change: the next bar line at least `leadSeconds` ahead on the
     /// shared timeline (nil without Link: at once); the followers are told. Thread: control.
     func leaderSwitchBeat(_ index: Int) -> Double? {
+        guard index != switcher.currentIndex else { return nil }  // the song reloaded (SIGHUP, --watch): its own business
         var beat: Double?
         let bar = switcher.currentEngine.beatsPerBar
         if let c = clock(), c.tempo > 0, bar > 0 {

@@ -5,9 +5,11 @@
 # messages never leave the test). Devices: alsa-lib's null and file plugins (paced to the wall
 # clock), 64-frame periods. Measured: a song change asked of the leader (OSC) happens on all
 # three boxes at the same bar line: each box's own report of the Link time at which its
-# switch began, compared (within 2 ms); unsigned, wrongly signed, replayed and garbage
+# switch began, compared (within 2 ms); a snapshot recalled on the leader recalled on a
+# follower; unsigned, wrongly signed, replayed and garbage
 # datagrams (and a flood) on a follower's sync port refused and logged, rate limited, the
-# show going on; a follower stopped and restarted mid-song comes back to the leader's song;
+# show going on; a follower stopped and restarted mid-song comes back to the leader's song
+# and snapshot;
 # a follower that never answers is said in the leader's log; a short key is refused.
 # Last line: "N passed, N failed", and its time.
 set -uo pipefail
@@ -24,11 +26,13 @@ pcm.sync_null { type null }
 pcm.sync_in { type file  slave.pcm "sync_null"  format "raw"  file "/dev/null"  infile "/dev/zero" }
 CONF
 export ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$WORK/alsa.conf"
+# Song 3: the slapback rack with a snapshot ("solo": the slap louder).
+sed 's|^  "connections"|  "snapshots": { "solo": { "morph": 0, "params": { "mix.gain2": 0 } } },\n  "connections"|' racks/rock-slapback.json >"$WORK/slap.json"
 cat >"$WORK/band.json" <<JSON
 { "format": 1, "name": "Band",
   "songs": [ { "rack": "$PWD/racks/default.json", "name": "One" },
              { "rack": "$PWD/racks/vocal-clean.json", "name": "Two" },
-             { "rack": "$PWD/racks/rock-slapback.json", "name": "Three" } ] }
+             { "rack": "$WORK/slap.json", "name": "Three" } ] }
 JSON
 export STAGERACK_SYNC_KEY="the band's long shared secret"
 box() {
@@ -42,6 +46,17 @@ send_song() {
 import socket, struct, sys
 msg = b"/stagerack/song\0" + b",i\0\0" + struct.pack(">i", int(sys.argv[2]))
 socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(msg, ("127.0.0.1", int(sys.argv[1])))
+PY
+}
+
+# OSC `/stagerack/snapshot s` to 127.0.0.1:PORT.
+send_snapshot() {
+  python3 - "$1" "$2" <<'PY'
+import socket, sys
+def s(x):
+    b = x.encode() + b"\0"
+    return b + b"\0" * (-len(b) % 4)
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(s("/stagerack/snapshot") + s(",s") + s(sys.argv[2]), ("127.0.0.1", int(sys.argv[1])))
 PY
 }
 
@@ -106,12 +121,19 @@ PY
   send_song 9741 3
   wait_for_line "$WORK/b.log" '^info: Link: song 3 began' 6 || { kill $a $b; wait; return 1; }
   wait_for_line "$WORK/a.log" '^warning: sync: follower 127.0.0.1:9732 has not answered for 3 s' 6 || { kill $a $b; wait; return 1; }
+  # A snapshot recalled on the leader is recalled on box B (C, stopped, catches up below).
+  send_snapshot 9741 solo
+  wait_for_line "$WORK/b.log" '^info: sync: the leader recalls snapshot "solo"' 3 && wait_for_line "$WORK/b.log" '^info: snapshot "solo"' 3 \
+    || { kill $a $b; wait; return 1; }
   local t0=$(date +%s%N)
   box --sync follower --sync-port 9732 --duration 5 2>"$WORK/c2.log" &
   c=$!
   wait_for_line "$WORK/c2.log" '^info: sync: catching up with the leader: song 3' 6 && wait_for_line "$WORK/c2.log" 'switched to Three \(3/3\)' 3 \
     || { kill $a $b $c; wait; return 1; }
   echo "  box C restarted was back on song 3 after $(( ($(date +%s%N) - t0) / 1000000 )) ms (from its start)" | tee -a "$WORK/figures"
+  wait_for_line "$WORK/c2.log" '^info: sync: catching up with the leader: snapshot "solo"' 3 && wait_for_line "$WORK/c2.log" '^info: snapshot "solo"' 3 \
+    || { kill $a $b $c; wait; return 1; }
+  echo "  ... and on its snapshot after $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$WORK/figures"
   wait_for_line "$WORK/a.log" '^info: sync: follower 127.0.0.1:9732 answers again' 3 || { kill $a $b $c; wait; return 1; }
   # Bad input on box B's sync port: each refused and logged, a flood in one line; B plays on.
   for what in unsigned wrongkey garbage flood replay; do sync_send 9731 $what; done
