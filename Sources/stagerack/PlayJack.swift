@@ -26,7 +26,8 @@ extension LiveSession {
     func runJack() throws -> Int32 {
         Signals.blockForWaiting()
         for (on, what) in [(setup.service.settings.text(.record) != nil, "--record"), (setup.watch, "--watch"), (wantsRemote, "the remote (OSC, web)"),
-                           (setup.compensateDrift, "--drift-compensation"), (setup.link, "--link (Ableton Link)")] where on {
+                           (setup.compensateDrift, "--drift-compensation"), (setup.link, "--link (Ableton Link)"),
+                           (setup.service.settings.text(.syncRole) != nil, "--sync (a band's boxes in step)")] where on {
             Log.warning("\(what) is not available with --driver jack yet; ignored")
         }
         // The server's rate and buffer size, from a short first connection.
