@@ -97,6 +97,8 @@ public struct SyncMessage: Sendable, Equatable {
         guard lines.first == header else { return .failure(SyncError("not a sync message of version 1")) }
         var fields: [String: String] = [:]
         for line in lines.dropFirst() {
+            // "\r\n" is one Character in Swift: a split on "\n" keeps it (and \r, U+2028) inside.
+            guard !line.contains(where: \.isNewline) else { return .failure(SyncError("a line break inside a line")) }
             guard let space = line.firstIndex(of: " ") else { return .failure(SyncError("a line without a value: \"\(line.prefix(40))\"")) }
             let key = String(line[..<space])
             guard fields[key] == nil else { return .failure(SyncError("\(key) given twice")) }

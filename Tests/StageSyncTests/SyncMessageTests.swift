@@ -52,6 +52,14 @@ final class SyncMessageTests: XCTestCase {
         XCTAssertEqual(open(osc("/stagerack/song", ["x", "y"])).refusal, "address")
     }
 
+    func testALineBreakInsideAValueIsRefused() {
+        for text in ["stagerack-sync 1\nsession ab\nseq 1\nkind song\nsong 0\nsection a\r\nsnapshot b",
+                     "stagerack-sync 1\nsession ab\nseq 1\nkind song\nsong 0\nsection a\u{2028}b"] {
+            guard case .failure(let e) = SyncMessage.parse(text) else { return XCTFail("took \(text.debugDescription)") }
+            XCTAssertEqual(e.message, "a line break inside a line")
+        }
+    }
+
     func testASignedButMalformedPayloadIsRefused() {
         let text = "stagerack-sync 1\nsession ab\nseq 1\nkind dance\nsong 0"
         let bytes = osc(SyncMessage.path, [text, SyncKey.hex(key.signature(Array(text.utf8)))])
