@@ -6,7 +6,7 @@ import Synchronization
 extension RackPlayer {
     /// Beats ahead of the session past which a held switch is taken as nonsense and begins
     /// at once (a clock that jumped, a bad message): the show never waits on it.
-    public static let longestSwitchHoldBeats = 64.0
+    public static let longestSwitchHoldBeats = 32.0
 
     /// Holds the next submitted rack until the session's beat reaches `beat` (nil: no hold).
     /// Without a session the hold is ignored (the switch begins at once). Call it before
