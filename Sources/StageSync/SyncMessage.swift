@@ -109,7 +109,8 @@ public struct SyncMessage: Sendable, Equatable {
         guard let kind = fields["kind"].flatMap({ Kind(rawValue: $0) }) else { return .failure(SyncError("unknown kind \"\(fields["kind"] ?? "")\"")) }
         guard let song = fields["song"].flatMap({ Int($0) }), (0...9999).contains(song) else { return .failure(SyncError("no song")) }
         var m = SyncMessage(session: session, sequence: seq, kind: kind, song: song)
-        for (name, path) in [("beat", \SyncMessage.beat), ("ahead", \.ahead), ("bar", \.bar)] {
+        let numbers: [(String, WritableKeyPath<SyncMessage, Double?>)] = [("beat", \.beat), ("ahead", \.ahead), ("bar", \.bar)]
+        for (name, path) in numbers {
             guard let text = fields[name] else { continue }
             guard let x = Double(text), x.isFinite else { return .failure(SyncError("\(name) is not a number")) }
             m[keyPath: path] = x
