@@ -39,6 +39,7 @@ test: test-deps
 	Tests/cli/run.sh
 	Tests/cli/live-path.sh
 	Tests/cli/link.sh
+	Tests/cli/sync.sh
 	Tests/cli/latency.sh
 	@# The C shims for aarch64 when the cross compiler is there (install-deps --test installs it
 	@# on amd64); without it, one line says why it was skipped (exit 77).

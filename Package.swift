@@ -27,6 +27,7 @@ let package = Package(
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The LV2 host features in C (the log feature is variadic) and atom-sequence helpers.
         .target(name: "CLV2Host"),
         // Tiny C helpers Swift cannot express: flush-to-zero, CPU time, alsa-lib's variadic
@@ -76,13 +77,16 @@ let package = Package(
         .target(name: "StageLink", dependencies: ["StageCore", "CLink"], swiftSettings: renderPathSettings),
         // OSC: the remote's address space on UDP, messages through liblo.
         .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
+        // Sync: a band's boxes in step (one leads, the others follow its songs), signed OSC
+        // messages between them (HMAC-SHA256 through OpenSSL's libcrypto).
+        .target(name: "StageSync", dependencies: ["StageCore", "StageControl", "StageService", "StageRemote", "StageOSC", "CCrypto"]),
         // Web: the page and its WebSocket, through libwebsockets, on a thread of its own.
         .target(name: "StageWeb", dependencies: ["StageCore", "StageRemote", "StageService", "CWebSockets"]),
 
         // App: the `stagerack` command.
         .executableTarget(
             name: "stagerack",
-            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageControl", "StageDrivers", "StageService", "CStageShim", "StagePlayer", "StageRemote", "StageOSC", "StageWeb", "StageLink", "StageJack"]),
+            dependencies: ["StageCore", "StageUnits", "StageSynth", "StageLV2", "StageControl", "StageDrivers", "StageService", "CStageShim", "StagePlayer", "StageRemote", "StageOSC", "StageWeb", "StageLink", "StageJack", "StageSync"]),
 
         // Benchmarks and the release-build allocation check (never shipped).
         .target(name: "CAllocCounter"),
@@ -118,6 +122,8 @@ let package = Package(
         // control thread.
         .testTarget(
             name: "StageRemoteTests", dependencies: ["StageCore", "StageControl", "StageUnits", "StageDrivers", "StageRemote", "StageOSC", "StageService", "StageTestSupport"]),
+        // Sync between boxes: signatures, messages, the replay window.
+        .testTarget(name: "StageSyncTests", dependencies: ["StageSync", "StageOSC"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

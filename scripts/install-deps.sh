@@ -26,6 +26,7 @@ packages=(
   ableton-link-dev    # Ableton Link (play --link): C++ headers, with libasio-dev
   g++                 # ... compiled as C++ (Sources/CLink): the C++ standard library's headers
   libfftw3-dev        # the feedback unit's spectrum: FFTW3 in single precision (libfftw3f)
+  libssl-dev          # sync between boxes: HMAC-SHA256 of the messages (OpenSSL's libcrypto)
 )
 if [[ "${1:-}" == "--arm64" ]]; then
   # make check-arm64 (scripts/check-arm64.sh): the trixie arm64 root made natively with

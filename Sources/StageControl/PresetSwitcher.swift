@@ -78,6 +78,10 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// parameter state takes its commands and MIDI's changes). Set before `start`.
     /// Thread: the switcher's thread.
     public var onTick: (@Sendable () -> Void)?
+    /// Asked before each song's rack is handed to the player (its index): the shared beat
+    /// the switch waits for (`RackPlayer.holdNextSwitch`), nil for at once. A band's boxes
+    /// in step (`StageSync`) set it. Set before `start`. Thread: the switcher's thread.
+    public var switchBeat: (@Sendable (Int) -> Double?)?
     /// Whether a loaded rack renders one silent block here (then reset) before the render
     /// thread gets it (`RenderEngine.warmUp`): its first block there then finds its memory
     /// warm (the switch block measured 105–142 µs without, Benchmarks/latency/README.md).
@@ -260,7 +264,9 @@ public final class PresetSwitcher: @unchecked Sendable {
         do {
             let engine = try loader.song(index, of: setlist)
             let plan = engine.plan
+            if let switchBeat { player.holdNextSwitch(untilBeat: switchBeat(index)) }
             guard player.submit(engine) else {
+                player.holdNextSwitch(untilBeat: nil)
                 log("a switch is still in progress; \(entry.name) skipped")
                 return false
             }

@@ -22,6 +22,10 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
     /// The audio backend: "alsa" (the default: the card directly) or "jack" (a JACK client),
     /// and the JACK ports to connect to (`jack_get_ports` patterns; "none": leave unconnected).
     case driver, jackOutputs, jackInputs
+    /// A band's boxes in step (README "A band's boxes in step"): this box's role (leader or
+    /// follower; off unless set), the band's shared secret (config or environment only), the
+    /// followers' `host:port` list (the leader's) and the sync port (9720 unless set).
+    case syncRole, syncKey, syncFollowers, syncPort
 
     /// The key in a config file (the same names as a rack's `io` section where they overlap).
     public var fileKey: String { rawValue }
@@ -58,6 +62,10 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .driver: return "STAGERACK_DRIVER"
         case .jackOutputs: return "STAGERACK_JACK_OUTPUTS"
         case .jackInputs: return "STAGERACK_JACK_INPUTS"
+        case .syncRole: return "STAGERACK_SYNC"
+        case .syncKey: return "STAGERACK_SYNC_KEY"
+        case .syncFollowers: return "STAGERACK_SYNC_FOLLOWERS"
+        case .syncPort: return "STAGERACK_SYNC_PORT"
         }
     }
 
@@ -86,6 +94,10 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .driver: return "--driver"
         case .jackOutputs: return "--jack-outputs"
         case .jackInputs: return "--jack-inputs"
+        case .syncRole: return "--sync"
+        case .syncKey: return nil  // a secret: config file or environment, never the command line
+        case .syncFollowers: return "--sync-followers"
+        case .syncPort: return "--sync-port"
         }
     }
 
@@ -105,6 +117,7 @@ public enum PlaySettingKey: String, CaseIterable, Sendable, Comparable {
         case .webSessions: return 1...1024
         case .oscSubscribers: return 1...64
         case .hardwareLatency: return 0...192_000
+        case .syncPort: return 1...65535
         default: return nil
         }
     }
@@ -245,7 +258,7 @@ public struct PlaySettings: Sendable, Equatable {
     public var originSummary: String {
         entries.keys.sorted().compactMap { k -> String? in
             guard let e = entries[k], e.origin != .builtIn else { return nil }
-            if k == .webPin { return "\(k.fileKey) set (\(e.origin))" }  // never the PIN itself in the log
+            if k == .webPin || k == .syncKey { return "\(k.fileKey) set (\(e.origin))" }  // never the PIN or key itself in the log
             return "\(k.fileKey) \(e.value) (\(e.origin))"
         }.joined(separator: ", ")
     }

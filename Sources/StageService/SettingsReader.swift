@@ -84,10 +84,10 @@ public struct SettingsReader: Sendable {
         case .status, .webViewers, .driftCompensation, .link:
             guard let b = node.bool else { return .failure(Message(text: "must be true or false, found \(describe(node))")) }
             return .success(.flag(b))
-        case .record, .recordFormat, .webCert, .webKey, .driver, .jackOutputs, .jackInputs:
+        case .record, .recordFormat, .webCert, .webKey, .driver, .jackOutputs, .jackInputs, .syncRole, .syncKey, .syncFollowers:
             guard let s = node.string, !s.isEmpty else { return .failure(Message(text: "must be a non-empty string, found \(describe(node))")) }
             return value(key, text: s)
-        case .webClients, .webRate, .webSessions, .oscSubscribers:
+        case .webClients, .webRate, .webSessions, .oscSubscribers, .syncPort:
             guard let n = node.number else { return .failure(Message(text: "must be a whole number \(rangeText(key)), found \(describe(node))")) }
             return integer(key, n, written: formatNumber(n))
         case .osc, .web, .oscAllow, .webPin:
@@ -155,7 +155,7 @@ public struct SettingsReader: Sendable {
             return integer(key, n, written: text)
         case .deviceWait:
             return wait(text)
-        case .webClients, .webRate, .webSessions, .oscSubscribers:
+        case .webClients, .webRate, .webSessions, .oscSubscribers, .syncPort:
             guard let n = Double(text.trimmingSpaces) else {
                 return .failure(Message(text: "must be a whole number \(rangeText(key)), not \"\(text)\""))
             }
@@ -176,6 +176,14 @@ public struct SettingsReader: Sendable {
         case .driver:
             let t = text.trimmingSpaces.lowercased()
             return t == "alsa" || t == "jack" ? .success(.text(t)) : .failure(Message(text: "must be alsa or jack, not \"\(text)\""))
+        case .syncRole:
+            let t = text.trimmingSpaces.lowercased()
+            return t == "leader" || t == "follower" ? .success(.text(t)) : .failure(Message(text: "must be leader or follower, not \"\(text)\""))
+        case .syncKey:
+            return text.isEmpty ? .failure(Message(text: "must be the band's shared secret (at least 16 characters)")) : .success(.text(text))
+        case .syncFollowers:
+            let t = text.trimmingSpaces
+            return t.isEmpty ? .failure(Message(text: "must be HOST:PORT, comma-separated")) : .success(.text(t))
         case .jackOutputs, .jackInputs:
             let t = text.trimmingSpaces
             return t.isEmpty ? .failure(Message(text: "must be a JACK port pattern (e.g. system:playback_) or none")) : .success(.text(t))

@@ -22,6 +22,7 @@ enum PlayCommand {
                               [--record DIR] [--record-format wav|flac]
                               [--osc [ADDR:]PORT] [--web [ADDR:]PORT]
                               [--driver alsa|jack] [--jack-outputs PATTERN] [--jack-inputs PATTERN]
+                              [--sync leader|follower] [--sync-followers HOST:PORT,...] [--sync-port N]
 
         Runs RACK live through ALSA (no JACK or PulseAudio in between). A rack without an
         input unit opens no capture device. Devices, rate and period default to the rack's
@@ -54,6 +55,12 @@ enum PlayCommand {
           --jack-outputs PATTERN  connect the JACK outputs to the ports this matches, in order
                               (default system:playback_; none: leave them unconnected)
           --jack-inputs PATTERN   connect the JACK inputs from these (default system:capture_)
+          --sync leader|follower  a band's boxes in step: the leader's song changes and snapshot
+                              recalls followed by the others, on the same Link bar line (config:
+                              syncRole; the shared secret syncKey in the config or $STAGERACK_SYNC_KEY;
+                              README, "A band's boxes in step")
+          --sync-followers LIST  the leader's followers, HOST:PORT comma-separated (config: syncFollowers)
+          --sync-port N       this box's sync port (default 9720; config: syncPort)
         \(serviceHelp)
 
         With a SETLIST, the first song plays; MIDI program changes (and SIGHUP) switch songs
@@ -93,7 +100,7 @@ enum PlayCommand {
             args,
             valueOptions: ["--playback", "--capture", "--rate", "--period", "--periods", "--format", "--duration", "--capture-channels",
                            "--hardware-latency", "--driver", "--jack-outputs", "--jack-inputs"]
-                + serviceValueOptions,
+                + serviceValueOptions + LiveSession.syncValueOptions,
             flagOptions: ["--status", "--watch", "--drift-compensation", "--link"] + serviceFlagOptions)
         // Config file < environment < flags, over the rack's io section (PlayService.swift).
         let (setup, setlist, rack) = try resolveSetup(a)
@@ -186,28 +193,11 @@ final class LiveSession {
         let midi = openLiveMIDI(plan: plan, player: player, switcher: switcher)  // PlayMIDI.swift
         let midiInput = midi
         ALSAMessages.route()  // the sequencer silenced alsa-lib's messages: keep them in the log
-        let recalled = SnapshotName()
-        // The remote (PlayRemote.swift): one parameter state on the control thread.
-        let remote = wantsRemote ? makeRemoteHub(plan: plan, player: player, switcher: switcher, midi: midiInput) : nil
-        var remoteFeed = RemoteMeterFeed()
-        switcher.onChange = { [weak switcher] newPlan, _ in
-            recalled.set(nil)
-            remote?.planChanged(newPlan, song: switcher?.currentIndex ?? 0)
-            // With the remote: the rack's mappings and those learned from the page.
-            midiInput?.replaceMapper(remote?.mapper(for: newPlan) ?? MIDIMapper(plan: newPlan, presetsByDefault: true), events: player.events)
-        }
-        switcher.onRecall = { plan, snapshot in
-            recalled.set(snapshot.name)
-            remote?.recalled(plan, snapshot: snapshot)
-            for v in snapshot.values {
-                if let a = plan.address(of: v.target) { midiInput?.noteParameterMoved(a, to: v.value, byPreset: true) }
-            }
-        }
-        // The servers start before the control thread, so its hooks are set when it runs.
-        let (remoteStops, webServer) = remote.map { startRemoteServers($0) } ?? ([], nil)
+        // The remote and sync (PlayControl.swift), their hooks set before the control thread runs.
+        let control = wireControl(plan: plan, player: player, switcher: switcher, midi: midiInput)
         try switcher.start(midiActions: midiInput?.actions)
         defer {
-            for stop in remoteStops { stop() }
+            for stop in control.stops { stop() }
             midiInput?.stop()
             switcher.stop()  // its last act: the last retired racks released
         }
@@ -233,7 +223,7 @@ final class LiveSession {
                              drift: try driftCompensator(capture: capture, playback: playback, log: true))
         if live.isPaced { Log.info("playback \(playback.configuration.device) keeps no time (alsa-lib's file or null plugin): pacing to the wall clock") }
         if setup.link { linkSession = startLink(player: player, tempo: engine.tempo, beatsPerBar: engine.beatsPerBar, latencySeconds: latencyMs / 1000) }
-        var linkWatch = LinkWatch()
+        control.linkStarted(linkSession)
         var framesBefore = 0
         let status = makeStatusView()  // --status / --meters, xrun lines (PlayService.swift)
         var announced = false
@@ -252,7 +242,7 @@ final class LiveSession {
             }
             var stopping = false
             while outcome.get() == nil {
-                switch Signals.wait(milliseconds: webServer == nil ? 100 : 50) {  // the page's meters: 20 a second
+                switch Signals.wait(milliseconds: control.turnMilliseconds) {
                 case SIGINT, SIGTERM:
                     if !stopping {
                         Log.info("stopping")
@@ -267,13 +257,6 @@ final class LiveSession {
                 default:
                     break
                 }
-                if let midiInput {
-                    for line in midiInput.takeLog() { Log.info("MIDI: \(line)") }
-                    while let record = midiInput.monitor?.pop() {
-                        status.lastMIDI = record.message.description
-                        if remote != nil, record.isFirst { remoteFeed.noteMIDI(record.message.description) }
-                    }
-                }
                 if let watcher, watcher.changed().contains(setlist.entries[switcher.currentIndex].rack) {
                     let path = setlist.entries[switcher.currentIndex].rack
                     if isOwnWrite(path) {
@@ -283,30 +266,9 @@ final class LiveSession {
                         requestReload(switcher)
                     }
                 }
-                status.song = song(switcher.currentIndex)
-                status.midiMessages = midiInput?.messagesReceived
-                status.midiLost = (midiInput.map { $0.engineEventsDropped + $0.router.actionsDropped + $0.inputOverruns } ?? 0)
-                status.midiLate = player.eventsLate.load(ordering: .relaxed)
-                status.gainReduction = switcher.unitMeters.map { ($0.unitID, $0.value) }
-                status.readouts = switcher.unitReadouts.map(\.text)
-                status.tracks = switcher.unitTransports.map {
-                    let t = $0.transport
-                    return TrackReading(
-                        unit: $0.unitID, state: t.transportState, position: t.positionSeconds, remaining: t.remainingSeconds,
-                        underruns: t.underruns
-                    ).text
-                }
-                status.snapshot = recalled.get()
-                status.section = switcher.songClock?.publishedNames
                 watchRecording(recorder, songIndex: switcher.currentIndex, state: &recording)
-                let reading = live.status()
-                status.link = linkSession.map { linkWatch.update($0, rack: player.playingTempo) } ?? nil
-                if let remote {
-                    remoteFeed.publish(reading, hasCapture: capture != nil, link: status.link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts,
-                        section: switcher.songClock?.publishedNames, sectionIndex: switcher.songClock?.published.current, to: remote)
-                    webServer?.wake()  // main → web: new meters
-                }
-                status.update(reading, hasCapture: capture != nil)
+                showTurn(live.status(), hasCapture: capture != nil, status: status, control: control, switcher: switcher, midi: midiInput,
+                         player: player)  // PlayControl.swift
             }
             thread.join()
             status.finish()

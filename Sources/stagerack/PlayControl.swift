@@ -2,27 +2,39 @@ import StageControl
 import StageCore
 import StageDrivers
 import StageRemote
+import StageLink
 import StageService
+import StageSync
 import StageWeb
 
 /// The control side of a live run, the same whichever backend plays (ALSA, JACK): the
 /// remote hub when OSC or the page is asked for, wired to the switcher and the MIDI input;
-/// the snapshot last recalled; what each turn of the main loop shows in the status, the
-/// meters and the page. Thread: main (made before the switcher starts, updated each turn);
+/// a band's sync (`--sync`); the snapshot last recalled; what each turn of the main loop
+/// shows in the status, the meters and the page. Thread: main (made before the switcher starts, updated each turn);
 /// the switcher's hooks run on the control thread.
 final class LiveControl {
     let remote: RemoteHub?
     let webServer: WebServer?
-    /// Stop the remote's servers (before the switcher stops).
+    /// `--sync`: the band's leader or a follower (PlaySync.swift); nil without.
+    let sync: SyncNode?
+    /// Stop the remote's servers and sync (before the switcher stops).
     let stops: [() -> Void]
     /// The snapshot last recalled (control thread writes, main reads).
     let recalled = SnapshotName()
     var remoteFeed = RemoteMeterFeed()
+    var linkWatch = LinkWatch()
+    var switchWatch = SwitchBeatWatch()
 
-    init(remote: RemoteHub?, webServer: WebServer?, stops: [() -> Void]) {
+    init(remote: RemoteHub?, webServer: WebServer?, sync: SyncNode?, stops: [() -> Void]) {
         self.remote = remote
         self.webServer = webServer
+        self.sync = sync
         self.stops = stops
+    }
+
+    /// Once Link runs: sync schedules on its timeline.
+    func linkStarted(_ link: LinkSession?) {
+        if let link { sync?.setClock(LiveSession.syncClock(link)) }
     }
 
     /// How long the main loop waits for a signal: the page's meters go out 20 times a second.
@@ -30,14 +42,16 @@ final class LiveControl {
 }
 
 extension LiveSession {
-    /// Makes the remote (if asked for) and sets the switcher's hooks: a new rack rebuilds the
-    /// remote's state and the MIDI mapper (the rack's mappings and those learned from the
-    /// page), a recall updates the page and soft takeover. Starts the remote's servers (before
-    /// the switcher, so its hooks are set when its thread runs). Thread: main.
+    /// Makes the remote (if asked for) and sync (`--sync`), and sets the switcher's hooks: a
+    /// new rack rebuilds the remote's state and the MIDI mapper (the rack's mappings and those
+    /// learned from the page), a recall updates the page, soft takeover and the band. Starts
+    /// the remote's servers and sync before the switcher, so its hooks are set when its thread
+    /// runs. Thread: main.
     func wireControl(plan: RenderPlan, player: RackPlayer, switcher: PresetSwitcher, midi: (any LiveMIDI)?) -> LiveControl {
+        let sync = startSync(switcher: switcher)  // PlaySync.swift: hooks the switcher
         let remote = wantsRemote ? makeRemoteHub(plan: plan, player: player, switcher: switcher, midi: midi) : nil
         let (stops, web) = remote.map { startRemoteServers($0) } ?? ([], nil)
-        let control = LiveControl(remote: remote, webServer: web, stops: stops)
+        let control = LiveControl(remote: remote, webServer: web, sync: sync, stops: stops + (sync.map { s in [{ s.stop() }] } ?? []))
         let recalled = control.recalled
         switcher.onChange = { [weak switcher] newPlan, _ in
             recalled.set(nil)
@@ -46,6 +60,7 @@ extension LiveSession {
         }
         switcher.onRecall = { plan, snapshot in
             recalled.set(snapshot.name)
+            sync?.leaderRecalled(snapshot: snapshot.name)
             remote?.recalled(plan, snapshot: snapshot)
             for v in snapshot.values {
                 if let a = plan.address(of: v.target) { midi?.noteParameterMoved(a, to: v.value, byPreset: true) }
@@ -55,19 +70,16 @@ extension LiveSession {
     }
 
     /// One turn's status: MIDI lines and the last message, the song, the units' meters,
-    /// readouts and players, the snapshot and section, Link; the page's meters when the
-    /// remote runs; then the status line or meters. Thread: main.
+    /// readouts and players, the snapshot and section, Link (and where a song's switch
+    /// began on its beat); the page's meters when the remote runs; then the status line or
+    /// meters. Thread: main.
     func showTurn(
         _ reading: LiveAudio.Status, hasCapture: Bool, status: StatusView, control: LiveControl, switcher: PresetSwitcher,
-        midi: (any LiveMIDI)?, player: RackPlayer, link: LinkStatus?
+        midi: (any LiveMIDI)?, player: RackPlayer
     ) {
-        if let midi {
-            for line in midi.takeLog() { Log.info("MIDI: \(line)") }
-            while let record = midi.monitor?.pop() {
-                status.lastMIDI = record.message.description
-                if control.remote != nil, record.isFirst { control.remoteFeed.noteMIDI(record.message.description) }
-            }
-        }
+        if let midi { takeMIDILines(midi, status: status, control: control) }
+        let link = linkSession.map { control.linkWatch.update($0, rack: player.playingTempo) } ?? nil
+        if let linkSession { control.switchWatch.update(player, link: linkSession, song: switcher.currentIndex) }
         status.song = song(switcher.currentIndex)
         status.midiMessages = midi?.messagesReceived
         status.midiLost = (midi.map { $0.engineEventsDropped + $0.router.actionsDropped + $0.inputOverruns } ?? 0)
@@ -91,5 +103,14 @@ extension LiveSession {
             control.webServer?.wake()  // main → web: new meters
         }
         status.update(reading, hasCapture: hasCapture)
+    }
+
+    /// The MIDI input's log lines, and its messages for the status and the page. Thread: main.
+    private func takeMIDILines(_ midi: any LiveMIDI, status: StatusView, control: LiveControl) {
+        for line in midi.takeLog() { Log.info("MIDI: \(line)") }
+        while let record = midi.monitor?.pop() {
+            status.lastMIDI = record.message.description
+            if control.remote != nil, record.isFirst { control.remoteFeed.noteMIDI(record.message.description) }
+        }
     }
 }

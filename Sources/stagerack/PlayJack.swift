@@ -13,7 +13,7 @@ import Glibc
 /// the player, the switcher on the control thread, MIDI, signals, the status and meters.
 /// A server that is not running is waited for as an absent device (`--device-wait`); one
 /// that goes away while playing is reconnected every second with the show's state kept.
-/// The remote (OSC, the page) and Ableton Link as with ALSA (`LiveControl`; Link's block
+/// The remote (OSC, the page), Ableton Link and sync as with ALSA (`LiveControl`; Link's block
 /// time counts the server's playback latency). Not through JACK yet: --record, --watch and
 /// drift compensation (JACK's clock is the server's).
 /// Thread: main.
@@ -63,6 +63,7 @@ extension LiveSession {
         if setup.link {
             let latency = Double(jack.playbackLatencyFrames + plan.latencyFrames) / rate
             linkSession = startLink(player: player, tempo: engine.tempo, beatsPerBar: engine.beatsPerBar, latencySeconds: latency)
+            control.linkStarted(linkSession)
         }
         let memoryRefusal = MemoryLock.lockAll()
         if let memoryRefusal { Log.warning(memoryRefusal) } else { Log.info("memory locked") }
@@ -142,7 +143,6 @@ extension LiveSession {
     ) -> JackAudio.Outcome {
         var stopping = false
         var buffer = jack.bufferFrames
-        var linkWatch = LinkWatch()
         while true {
             if let outcome = jack.outcome() { return outcome }
             switch Signals.wait(milliseconds: control.turnMilliseconds) {
@@ -163,9 +163,8 @@ extension LiveSession {
                 buffer = now
                 Log.info("JACK: the server's buffer size is now \(now) frames; followed")
             }
-            let link = linkSession.map { linkWatch.update($0, rack: player.playingTempo) } ?? nil
             showTurn(jack.status(), hasCapture: !jack.inputNames.isEmpty, status: status, control: control, switcher: switcher, midi: midi,
-                     player: player, link: link)
+                     player: player)
         }
     }
 }

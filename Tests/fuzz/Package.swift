@@ -14,6 +14,7 @@ let package = Package(
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo"),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0"),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f"),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto"),
         .target(name: "CLV2Host"),
         .target(name: "CStageShim", linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "StageCore"),
@@ -26,6 +27,7 @@ let package = Package(
         .target(name: "StageRemote", dependencies: ["StageCore", "StageControl"]),
         .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
         .target(name: "StageLV2", dependencies: ["StageCore", "CLilv", "CLV2Host"]),
+        .target(name: "StageSync", dependencies: ["StageCore", "StageControl", "StageService", "StageRemote", "StageOSC", "CCrypto"]),
 
         // (a) the JSON5 reader, rack and setlist validation, the graph and the MIDI mappings,
         // lv2 units (installed plugins instantiated, their presets and state restored).
@@ -38,6 +40,8 @@ let package = Package(
         .executableTarget(name: "fuzz-audio-file", dependencies: ["CFuzzDriver", "StageCore", "StageDrivers"]),
         // (e) the remote: OSC datagrams through liblo and the address space, the page's JSON.
         .executableTarget(name: "fuzz-remote", dependencies: ["CFuzzDriver", "StageCore", "StageUnits", "StageOSC", "StageRemote"]),
+        // (f) the sync port between boxes: datagrams, signatures, payloads.
+        .executableTarget(name: "fuzz-sync", dependencies: ["CFuzzDriver", "StageOSC", "StageSync"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of StageRack's readers with libFuzzer (`make fuzz`, run by
-# `make test`): five targets built with -sanitize=fuzzer,address in their own package
+# `make test`): six targets built with -sanitize=fuzzer,address in their own package
 # (Tests/fuzz/Package.swift, so the release build never sees them):
 #   rack        the JSON5 reader, rack and setlist validation, the graph, the MIDI mappings
 #   midi-file   the Standard MIDI File reader
 #   midi-bytes  the MIDI byte parser, its messages through a rack's mappings
 #   audio-file  audio-file input (libsndfile, then the resampler)
 #   remote      OSC datagrams (liblo, the address space) and the web page's JSON requests
+#   sync        datagrams on the sync port between boxes (liblo, the HMAC, the payload)
 # (lld links them: gold trips over the sanitizer runtime's debug info.)
 # Each runs for FUZZ_SECONDS (default 20) from a seed corpus: the fixtures
 # (Tests/Fixtures: racks, setlists, Tests/Fixtures/fuzz/seeds/TARGET) and every saved
@@ -20,7 +21,7 @@ cd "$(dirname "$0")/../.."
 root=$PWD
 seconds=${FUZZ_SECONDS:-20}
 timeout=${FUZZ_TIMEOUT:-5}
-all=(rack midi-file midi-bytes audio-file remote)
+all=(rack midi-file midi-bytes audio-file remote sync)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 # Targets whose known crashes are fixed on another branch: their findings are reported but

@@ -113,6 +113,13 @@ public final class RackPlayer: @unchecked Sendable {
     /// The session as this block read it, and the tap tempo proposed last. Thread: render.
     var sessionState = TempoSessionState(tempo: 0, beat: 0, shared: false)
     var proposedTap = 0.0
+    /// A switch held until the session reaches a beat (`holdNextSwitch`, a Double's bits;
+    /// NaN: none). Producer: the control thread. Consumer: the render thread.
+    let switchGateBits = Atomic<UInt64>(Double.nan.bitPattern)
+    /// The session's beat at the block where the last switch began (a Double's bits), then
+    /// the count of such switches (`switchOnBeat`). Render thread stores, any thread reads.
+    let switchBeatBits = Atomic<UInt64>(0)
+    let switchesOnBeat = Atomic<Int>(0)
 
     // Output fade for stopping.
     let fadeOutRequested = Atomic<Bool>(false)
@@ -216,9 +223,14 @@ public final class RackPlayer: @unchecked Sendable {
     /// channels (at least 2); a rack's output channels beyond it are not heard, channels no
     /// output of the rack plays on are silent. Thread: render.
     public func render(frameCount n: Int, input: AudioBus?, output: AudioBus) {
-        if canBeginSwitch, let p = incoming.pop() { beginSwitch(to: p) }
+        var switched = false
+        if canBeginSwitch, switchGateOpen(frames: n), let p = incoming.pop() {
+            beginSwitch(to: p)
+            switched = true
+        }
         routeEvents(before: sampleTime + Int64(n))
         if let session { followSession(session) }
+        if switched && session != nil { noteSwitchBeat() }
         renderCurrent(frames: n, input: input, output: output)
         if let session { proposeTempo(session) }
         tempoBits.store(current.tempo.bitPattern, ordering: .relaxed)

@@ -1,0 +1,46 @@
+import Synchronization
+
+/// Switches on a shared beat (a band's boxes in step, `StageSync`): the control thread holds
+/// the next switch until the shared session (`TempoSession`, Link) reaches a beat; the render
+/// thread begins it at the block nearest that beat and says which beat that block took.
+extension RackPlayer {
+    /// Beats ahead of the session past which a held switch is taken as nonsense and begins
+    /// at once (a clock that jumped, a bad message): the show never waits on it.
+    public static let longestSwitchHoldBeats = 32.0
+
+    /// Holds the next submitted rack until the session's beat reaches `beat` (nil: no hold).
+    /// Without a session the hold is ignored (the switch begins at once). Call it before
+    /// `submit`. Thread: control.
+    public func holdNextSwitch(untilBeat beat: Double?) {
+        switchGateBits.store((beat ?? .nan).bitPattern, ordering: .releasing)
+    }
+
+    /// The last switch that began with a session: the session's beat at its block, and how
+    /// many such switches there have been (0: none yet). Thread: any.
+    public var switchOnBeat: (beat: Double, count: Int) {
+        let count = switchesOnBeat.load(ordering: .acquiring)
+        return (Double(bitPattern: switchBeatBits.load(ordering: .relaxed)), count)
+    }
+
+    /// Whether a waiting switch may begin in this block of `n` frames: no hold, no session,
+    /// or the hold's beat within half a block of the block's beat (the block nearest it), or
+    /// absurdly far ahead. Opening clears the hold. Thread: render (no lock, no allocation).
+    @inline(__always)
+    func switchGateOpen(frames n: Int) -> Bool {
+        let gate = Double(bitPattern: switchGateBits.load(ordering: .acquiring))
+        if gate.isNaN { return true }
+        guard let session, incoming.approximateCount > 0 else { return session == nil }
+        let state = session.read(quantum: current.beatsPerBar)
+        let halfBlockBeats = Double(n) / 2 / current.plan.sampleRate * state.tempo / 60
+        guard state.beat + halfBlockBeats >= gate || gate - state.beat > Self.longestSwitchHoldBeats else { return false }
+        switchGateBits.store(Double.nan.bitPattern, ordering: .relaxed)
+        return true
+    }
+
+    /// Records the beat of the block where a switch began. Thread: render.
+    @inline(__always)
+    func noteSwitchBeat() {
+        switchBeatBits.store(sessionState.beat.bitPattern, ordering: .relaxed)
+        switchesOnBeat.add(1, ordering: .releasing)
+    }
+}
