@@ -95,9 +95,9 @@ public final class RenderEngine: @unchecked Sendable {
         safetyCounters.initialize(to: SafetyCounters())
         let clock = SongClock(plan: plan)
         songClock = clock
-        // Room for a section's actions beside a full block of injected events.
-        blockEvents = .allocate(capacity: eventsPerBlock + (clock?.largestSection ?? 0))
-        blockEventCapacity = eventsPerBlock + (clock?.largestSection ?? 0)
+        // Room for a section's actions and the MIDI-file backing beside a full block of injected events.
+        blockEvents = .allocate(capacity: eventsPerBlock + (clock?.eventHeadroom ?? 0))
+        blockEventCapacity = eventsPerBlock + (clock?.eventHeadroom ?? 0)
         injectedCapacity = eventsPerBlock
         injected = .allocate(capacity: eventsPerBlock)
         unitEventCapacity = eventsPerBlock

@@ -61,6 +61,8 @@ public final class SongClock: @unchecked Sendable {
     var nextBeat: Double
     /// The sections' names, in order (for `--status` and the meters). Thread: any (immutable).
     public let names: [String]
+    /// The song's MIDI-file backing, played on this clock's line (nil: none).
+    public let backing: SongMIDIPlayer?
 
     // Render-thread state.
     var anchorFrame: Int64 = 0
@@ -74,6 +76,10 @@ public final class SongClock: @unchecked Sendable {
     var armedBeat: Double = 0
     /// Sections that waited a block because the engine's list was full (render thread counts).
     public private(set) var sectionsDeferred = 0
+    /// The frame of the jump taken in the last block (−1: none) and the line before it,
+    /// for the MIDI-file backing (`SongMIDIPlayer`). Render thread.
+    var jumpedAt: Int64 = -1
+    var lineBeforeJump: (frame: Int64, beat: Double) = (0, 0)
 
     /// The section playing and the next (−1: none), packed for one relaxed atomic:
     /// (current + 1) << 16 | (next + 1). Render thread stores, any thread reads.
@@ -84,7 +90,9 @@ public final class SongClock: @unchecked Sendable {
     /// left out). Thread: control.
     public init?(plan: RenderPlan) {
         let timeline = plan.rack.timeline
-        guard !timeline.sections.isEmpty || timeline.countInBars > 0 || plan.unitTypes.contains("click") else { return nil }
+        guard !timeline.sections.isEmpty || timeline.countInBars > 0 || plan.unitTypes.contains("click") || timeline.backing != nil
+        else { return nil }
+        backing = timeline.backing.map { SongMIDIPlayer($0, plan: plan, beatUnit: timeline.beatUnit) }
         beatsPerBar = Double(timeline.beatsPerBar)
         firstBeat = -Double(timeline.countInBars * timeline.beatsPerBar)
         anchorBeat = firstBeat
@@ -111,6 +119,10 @@ public final class SongClock: @unchecked Sendable {
         largestSection = list.map(\.actionCount).max() ?? 0
         publish()
     }
+
+    /// Room the engine keeps in its block list for the clock: a section's actions and the
+    /// backing's messages. Thread: any (immutable).
+    public var eventHeadroom: Int { largestSection + (backing?.headroom ?? 0) }
 
     deinit {
         sections.deallocate()
@@ -168,6 +180,7 @@ public final class SongClock: @unchecked Sendable {
         }
         let blockEnd = blockStart + Int64(frames)
         beatCount = 0
+        jumpedAt = -1
         var n = count
         while true {
             let natural = current + 1 < sectionCount ? sections[current + 1].startBeat : Double.infinity
@@ -190,6 +203,8 @@ public final class SongClock: @unchecked Sendable {
                 break
             }
             if jumping {
+                jumpedAt = at
+                lineBeforeJump = (anchorFrame, anchorBeat)
                 anchorFrame = at
                 anchorBeat = section.startBeat
                 nextBeat = section.startBeat
@@ -204,6 +219,7 @@ public final class SongClock: @unchecked Sendable {
         }
         listBeats(before: blockEnd, blockStart: blockStart)
         publish()
+        if let backing { n = backing.advance(clock: self, blockStart: blockStart, blockEnd: blockEnd, list: events, count: n, capacity: capacity) }
         return n
     }
 
@@ -241,6 +257,8 @@ public final class SongClock: @unchecked Sendable {
         tempo = 0
         current = -1
         armed = nil
+        jumpedAt = -1
+        backing?.reset()
         publish()
     }
 

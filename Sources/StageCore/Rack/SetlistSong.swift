@@ -7,7 +7,7 @@
 /// loop), the key the `key` setting of every unit whose type has one (harmony, tune).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
-    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections"]
+    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "midi"]
 
     /// The track file, resolved against the setlist's folder; nil: the rack's own.
     public var track: String?
@@ -23,6 +23,11 @@ public struct SetlistSong: Sendable, Equatable {
     public var keyLocation: SourceLocation?
     /// The time signature, length and sections (`SongTimeline`, racks/README.md "Sections").
     public var timeline = SongTimeline()
+    /// The MIDI file played as backing (`"midi"`), resolved against the setlist's folder,
+    /// as written, and where; `RackFiles.readSetlist` reads it into `timeline.backing`.
+    public var midi: String?
+    public var midiAsWritten: String?
+    public var midiLocation: SourceLocation?
 
     public init() {}
 
@@ -62,6 +67,15 @@ public struct SetlistSong: Sendable, Equatable {
                 report(k.value.location, "\(path).key", "must be a key such as \"C\", \"F#\" or \"Bb\"")
             }
         }
+        if let m = e["midi"] {
+            if let s = m.value.string, !s.isEmpty {
+                song.midi = SetlistReader.joined(folder, s)
+                song.midiAsWritten = s
+                song.midiLocation = m.value.location
+            } else {
+                report(m.value.location, "\(path).midi", "must be the backing's MIDI file name (a .mid, relative to the setlist)")
+            }
+        }
         song.timeline = SongTimeline.read(e, path: path, report: report)
         return song
     }
@@ -72,7 +86,7 @@ public struct SetlistSong: Sendable, Equatable {
     public func apply(
         to rack: inout RackDescription, setlistFile: String, songPath: String, typeSettings: (String) -> [String]
     ) throws(RackError) {
-        if let tempo {
+        if let tempo = tempo ?? backingTempo {
             rack.tempo = tempo
             rack.songTempo = tempo
         }
@@ -126,6 +140,16 @@ public struct SetlistSong: Sendable, Equatable {
             rack.units[target].settings.set("startOnLoad", .bool(false), at: trackLocation)
             rack.timeline.startOnTheDownbeat(player: rack.units[target].id)
         }
+    }
+}
+
+extension SetlistSong {
+    /// The MIDI-file backing's own tempo at its start in the song's beats (eighths in 6/8),
+    /// the song's tempo when it names none. Thread: control.
+    var backingTempo: Double? {
+        guard let quarters = timeline.backing?.initialTempo else { return nil }
+        let bpm = quarters * SongMIDIBacking.beatsPerQuarter(beatUnit: timeline.beatUnit)
+        return min(max(bpm, 20), 400)
     }
 }
 

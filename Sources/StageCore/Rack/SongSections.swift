@@ -66,6 +66,8 @@ public struct SongTimeline: Sendable, Equatable {
     /// start on the downbeat after them.
     public var countInBars = 0
     public var sections: [SongSection] = []
+    /// The song's MIDI-file backing (`"midi"`), once the setlist's reader has read the file.
+    public var backing: SongMIDIBacking?
 
     public init() {}
 
