@@ -274,3 +274,26 @@ enum MIDIFileBytes {
         return out
     }
 }
+
+/// The example setlist's song with a MIDI-file backing (racks/setlists/example-gig.json,
+/// racks/tracks/pad-backing.mid from tools/midi-backing.py).
+final class ExampleMIDIBackingTests: XCTestCase {
+    func testTheExampleSongPlaysItsFileAfterTheCountIn() throws {
+        let path = Fixtures.repository.appendingPathComponent("racks/setlists/example-gig.json").path
+        let setlist = try RackFiles.readSetlist(path)
+        let index = try XCTUnwrap(setlist.entries.firstIndex { $0.song.midi != nil }, "a song with \"midi\"")
+        let rack = try RackFiles.readSong(setlist, index, registry: Fixtures.registry)
+        XCTAssertEqual(rack.songTempo ?? 0, 96, accuracy: 1e-9, "the file's tempo: the song names none")
+        let plan = try GraphCompiler(registry: Fixtures.registry).compile(
+            rack, options: GraphCompiler.Options(sampleRate: 48000, maxFrames: 256, realTime: false))
+        let renderer = OfflineRenderer(plan: plan)
+        var left: [Float] = []
+        let downbeat = 4 * 30000  // a bar of 4/4 at 96 BPM: 30,000 frames a beat
+        renderer.render(input: nil, midi: StandardMIDIFile(messages: [], duration: 0), frames: downbeat + 96000, blockSize: 256) { bus, n in
+            left += UnsafeBufferPointer(start: bus[0], count: n)
+        }
+        XCTAssertEqual(Measure.peak(left[..<downbeat]), 0, "silent in the count-in")
+        let chord = Measure.decibels(Measure.rms(left[(downbeat + 24000)..<(downbeat + 96000)]))
+        XCTAssertGreaterThan(chord, -50, "the first chord sounds after the downbeat: \(chord) dBFS")
+    }
+}
