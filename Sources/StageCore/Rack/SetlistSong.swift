@@ -7,7 +7,7 @@
 /// loop), the key the `key` setting of every unit whose type has one (harmony, tune).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
-    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "midi"]
+    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "midi", "transpose"]
 
     /// The track file, resolved against the setlist's folder; nil: the rack's own.
     public var track: String?
@@ -28,6 +28,11 @@ public struct SetlistSong: Sendable, Equatable {
     public var midi: String?
     public var midiAsWritten: String?
     public var midiLocation: SourceLocation?
+    /// Semitones the song is moved by (`"transpose"`, −12…12; 0 by default): the synths'
+    /// notes (the keyboard's and the MIDI file's), the harmony and tune keys (`apply`).
+    public var transpose = 0
+    /// The transposes a song may have.
+    public static let transposeRange = -12...12
 
     public init() {}
 
@@ -76,7 +81,15 @@ public struct SetlistSong: Sendable, Equatable {
                 report(m.value.location, "\(path).midi", "must be the backing's MIDI file name (a .mid, relative to the setlist)")
             }
         }
+        if let t = e["transpose"] {
+            if let v = t.value.number, v == v.rounded(), transposeRange.contains(Int(exactly: v) ?? 99) {
+                song.transpose = Int(v)
+            } else {
+                report(t.value.location, "\(path).transpose", "must be the song's transpose in semitones, −12…12")
+            }
+        }
         song.timeline = SongTimeline.read(e, path: path, report: report)
+        song.timeline.transpose = song.transpose
         return song
     }
 
@@ -95,11 +108,12 @@ public struct SetlistSong: Sendable, Equatable {
             if !problems.isEmpty { throw RackError(problems) }
         }
         rack.timeline = timeline
-        if let key {
-            for u in rack.units.indices where typeSettings(rack.units[u].type).contains("key") {
-                rack.units[u].settings.set("key", .string(key), at: keyLocation)
-            }
+        for u in rack.units.indices where typeSettings(rack.units[u].type).contains("key") {
+            // The song's key (or the unit's own), moved by the song's transpose.
+            guard let own = key ?? rack.units[u].settings.node("key")?.string else { continue }
+            rack.units[u].settings.set("key", .string(Self.transposed(key: own, by: transpose)), at: keyLocation)
         }
+        if transpose != 0 { transposeUnits(&rack, typeSettings: typeSettings) }
         guard let track else {
             // No track of the song's own: the rack's players that start on load wait for the count-in.
             if timeline.countInBars > 0 {
@@ -144,6 +158,26 @@ public struct SetlistSong: Sendable, Equatable {
 }
 
 extension SetlistSong {
+    /// Key `name` ("Bb") moved by `semitones`, named as `MusicalKey` names keys ("C", "Eb",
+    /// "F#"); `name` unchanged when it does not read. Thread: any.
+    public static func transposed(key name: String, by semitones: Int) -> String {
+        guard semitones != 0, let note = KeyRange.key(name + "4") else { return name }
+        return ParameterSpec.pitchClassNames[((note + semitones) % 12 + 12) % 12]
+    }
+
+    /// Adds the song's transpose to the `transpose` setting of every unit whose type has one
+    /// (the synth: the keyboard's notes and the MIDI file's move together). Thread: control.
+    func transposeUnits(_ rack: inout RackDescription, typeSettings: (String) -> [String]) {
+        for u in rack.units.indices where typeSettings(rack.units[u].type).contains("transpose") {
+            let own = rack.units[u].settings.node("transpose")?.number.flatMap { Int(exactly: $0) } ?? 0
+            rack.units[u].settings.set("transpose", .number(Double(own + transpose)), at: nil)
+        }
+        // MERGE(rubberband): the backing track's player pitch-shifts by its own `transpose`
+        // (semitones). When the player unit takes one, the loop above sets it on the song's
+        // player too, as on the synth; if it is a parameter rather than a setting, set
+        // `params.transpose` of the player units here instead.
+    }
+
     /// The MIDI-file backing's own tempo at its start in the song's beats (eighths in 6/8),
     /// the song's tempo when it names none. Thread: control.
     var backingTempo: Double? {

@@ -68,6 +68,9 @@ public struct SongTimeline: Sendable, Equatable {
     public var sections: [SongSection] = []
     /// The song's MIDI-file backing (`"midi"`), once the setlist's reader has read the file.
     public var backing: SongMIDIBacking?
+    /// The song's transpose in semitones (`"transpose"`, −12…12), already applied to the
+    /// rack's synths and keys when the song is read (`SetlistSong.apply`); kept for display.
+    public var transpose = 0
 
     public init() {}
 

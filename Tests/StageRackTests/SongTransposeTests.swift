@@ -1,0 +1,68 @@
+import Foundation
+import StageControl
+import StageCore
+import StageDrivers
+import StageTestSupport
+import XCTest
+
+/// A setlist song's `transpose` (semitones, −12…12) moves together the synth's notes, the
+/// MIDI file's and the keyboard's, and the harmony and tune keys; beyond ±12 it is an
+/// error at its place.
+final class SongTransposeTests: XCTestCase {
+    typealias Backing = SongMIDIBackingTests
+
+    /// The fundamental of `x[from..<to]` (frames) in Hz.
+    func pitch(_ x: [Float], _ from: Int, _ to: Int) -> Double {
+        PitchMeasure.fundamental(x[from..<to], sampleRate: 48000, low: 100, high: 1000)
+    }
+
+    func testTheFilesNotesAndTheKeyboardsMoveTogether() throws {
+        // The file holds A4 for two beats; the keyboard plays C4 from 1.5 s.
+        let midi: [(Int, MIDIMessage)] = [(0, .noteOn(channel: 0, note: 69, velocity: 100)), (960, .noteOff(channel: 0, note: 69))]
+        let live: [(Double, MIDIMessage)] = [(1.5, .noteOn(channel: 0, note: 60, velocity: 100)), (2.4, .noteOff(channel: 0, note: 60))]
+        for (transpose, fileHz, keysHz) in [(0, 440.0, 261.63), (2, 493.88, 293.66), (-5, 329.63, 196.0)] {
+            let dir = Backing.folder(song: "\"tempo\": 120, \"transpose\": \(transpose)", midi: MIDIFileBytes.make(midi))
+            let x = try Backing.render(dir, frames: 120000, block: 128, live: live)
+            let file = pitch(x, 4800, 38400)
+            let keys = pitch(x, 76800, 110000)
+            XCTAssertEqual(Measure.cents(file, from: fileHz), 0, accuracy: 5, "transpose \(transpose): the file's A4 at \(file) Hz")
+            XCTAssertEqual(Measure.cents(keys, from: keysHz), 0, accuracy: 5, "transpose \(transpose): the keyboard's C4 at \(keys) Hz")
+        }
+    }
+
+    static let harmonyRack = """
+        { "format": 2,
+          "units": { "mic": { "type": "input" }, "h": { "type": "harmony", "source": "scale", "key": "G" },
+                     "t": { "type": "tune", "key": "E" }, "out": { "type": "output" } },
+          "connections": ["mic -> t -> h -> out"] }
+        """
+
+    func keys(song: String) throws -> [String?] {
+        let dir = Backing.folder(song: song, midi: MIDIFileBytes.make(Backing.notes([0])))
+        FileManager.default.createFile(atPath: dir + "/r.json", contents: Data(Self.harmonyRack.utf8))
+        let setlist = try RackFiles.readSetlist(dir + "/set.json")
+        let rack = try RackFiles.readSong(setlist, 0, registry: Fixtures.registry)
+        XCTAssertNoThrow(try GraphCompiler(registry: Fixtures.registry).compile(rack, options: GraphCompiler.Options()))
+        return ["h", "t"].map { id in rack.unit(id)?.settings.node("key")?.string }
+    }
+
+    func testTheHarmonyAndTuneKeysMoveWithTheSong() throws {
+        XCTAssertEqual(try keys(song: "\"key\": \"Bb\", \"transpose\": 2"), ["C", "C"], "the song's key, moved")
+        XCTAssertEqual(try keys(song: "\"transpose\": -3"), ["E", "C#"], "the units' own keys, moved")
+        XCTAssertEqual(try keys(song: "\"key\": \"F#\""), ["F#", "F#"], "no transpose: the song's key")
+        XCTAssertEqual(SetlistSong.transposed(key: "B", by: 12), "B")
+        XCTAssertEqual(SetlistSong.transposed(key: "C", by: -1), "B")
+    }
+
+    func testATransposeBeyondAnOctaveIsAnErrorAtItsPlace() throws {
+        for bad in ["13", "-12.5", "\"up\""] {
+            let dir = Backing.folder(song: "\"transpose\": \(bad)", midi: MIDIFileBytes.make(Backing.notes([0])))
+            do {
+                _ = try RackFiles.readSetlist(dir + "/set.json")
+                XCTFail("transpose \(bad)")
+            } catch {
+                XCTAssertTrue("\(error)".contains("set.json:2:56: songs[0].transpose: must be the song's transpose in semitones, −12…12"), "\(error)")
+            }
+        }
+    }
+}
