@@ -221,7 +221,7 @@ final class SongMIDIBackingTests: XCTestCase {
         let beats = (0..<400).map { Double($0) * 0.25 }
         let sections = (1...20).map { #"{ "name": "s\#($0)", "at": \#($0 * 2 - 1) }"# }.joined(separator: ", ")
         let dir = Self.folder(
-            song: "\"tempo\": 240, \"countIn\": 1, \"sections\": [\(sections)]",
+            song: "\"tempo\": 240, \"countIn\": 1, \"transpose\": 1, \"sections\": [\(sections)]",
             midi: MIDIFileBytes.make(Self.notes(beats, key: 60) + Self.notes(beats.map { $0 + 0.125 }, key: 64)))
         let engine = RenderEngine(plan: try Self.plan(dir, block: 128))
         engine.warmUp()
@@ -229,11 +229,13 @@ final class SongMIDIBackingTests: XCTestCase {
         alloc_counter_start()
         for k in 0..<6000 {
             if k % 300 == 0 { engine.inject(.section(k % 600 == 0 ? .next : .repeatCurrent, at: engine.sampleTime + 64)) }
+            if k % 200 == 100 { engine.inject(.transpose(k % 400 == 100 ? 1 : -1, at: engine.sampleTime + 32)) }
             engine.render(frameCount: 128)
         }
         let count = alloc_counter_stop()
-        XCTAssertEqual(count, 0, "the engine allocated \(count) times in 6000 blocks of a MIDI-file backing with jumps")
+        XCTAssertEqual(count, 0, "the engine allocated \(count) times in 6000 blocks of a MIDI-file backing with jumps and transposes")
         XCTAssertEqual(engine.songClock?.backing?.eventsDeferred, 0, "every message had room in its block")
+        XCTAssertNotNil(engine.songClock?.transposer, "the song's transpose is live")
         #endif
     }
 }

@@ -65,4 +65,52 @@ final class SongTransposeTests: XCTestCase {
             }
         }
     }
+
+    /// The synth rack with note 101 mapped to transpose-up and 102 to transpose-down.
+    static let liveRack = Backing.rack.replacingOccurrences(
+        of: #"{ "note": 100, "action": "next-section" }"#,
+        with: #"{ "note": 100, "action": "next-section" }, { "note": 101, "action": "transpose-up" }, { "note": 102, "action": "transpose-down" }"#)
+
+    /// A4 an eighth long on every beat for 12 beats at 120 BPM (0.5 s a beat); sections at
+    /// bars 1 and 3; `extra` song keys. Returns the pitch of each beat's note.
+    func livePitches(extra: String, live: [(Double, MIDIMessage)]) throws -> (pitches: [Double], published: Int?) {
+        let midi: [(Int, MIDIMessage)] = (0..<12).flatMap { b -> [(Int, MIDIMessage)] in
+            [(b * 480, .noteOn(channel: 0, note: 69, velocity: 100)), (b * 480 + 240, .noteOff(channel: 0, note: 69))]
+        }
+        let dir = Backing.folder(
+            song: #""tempo": 120, "sections": [ { "name": "A", "at": 1 }, { "name": "B", "at": 3 } ]"# + extra,
+            midi: MIDIFileBytes.make(midi))
+        FileManager.default.createFile(atPath: dir + "/r.json", contents: Data(Self.liveRack.utf8))
+        let renderer = OfflineRenderer(plan: try Backing.plan(dir, block: 128))
+        var x: [Float] = []
+        let file = StandardMIDIFile(
+            messages: live.map { StandardMIDIFile.TimedMessage(seconds: $0.0, message: $0.1) }, duration: live.last?.0 ?? 0)
+        renderer.render(input: nil, midi: file, frames: 12 * 24000, blockSize: 128) { bus, n in
+            x += UnsafeBufferPointer(start: bus[0], count: n)
+        }
+        let pitches = (0..<12).map { b in pitch(x, b * 24000 + 960, b * 24000 + 10560) }
+        return (pitches, renderer.player.current.songClock?.transposer?.published)
+    }
+
+    func press(_ note: Int, at seconds: Double) -> [(Double, MIDIMessage)] {
+        [(seconds, .noteOn(channel: 0, note: note, velocity: 100)), (seconds + 0.05, .noteOff(channel: 0, note: note))]
+    }
+
+    func semitones(_ pitches: [Double]) -> [Int] { pitches.map { Int((Measure.cents($0, from: 440) / 100).rounded()) } }
+
+    func testTransposeUpWaitsForTheNextSection() throws {
+        // Up at 0.7 s (bar 1): from bar 3 (beat 8) on, a semitone up.
+        let (pitches, published) = try livePitches(extra: "", live: press(101, at: 0.7))
+        XCTAssertEqual(semitones(pitches), [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1], "\(pitches)")
+        XCTAssertEqual(published, 1)
+        for p in pitches[8...] { XCTAssertEqual(Measure.cents(p, from: 466.16), 0, accuracy: 5) }
+    }
+
+    func testTransposeAtOnceFromTheNextNote() throws {
+        // "now": up twice at 0.7 s and 0.8 s, down once at 2.7 s, on top of the song's −1.
+        let live = press(101, at: 0.7) + press(101, at: 0.8) + press(102, at: 2.7)
+        let (pitches, published) = try livePitches(extra: #", "transpose": -1, "transposeAt": "now""#, live: live)
+        XCTAssertEqual(semitones(pitches), [-1, -1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0], "\(pitches)")
+        XCTAssertEqual(published, 0)
+    }
 }

@@ -17,6 +17,9 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         /// Jump to the next section of the song (`parameter` 1) or repeat the current one (2)
         /// at the next bar line after `sampleTime` (`SongClock`, `SectionJump`).
         case section
+        /// The song's transpose by `parameter` semitones (+1 or −1), at the next section or
+        /// at once (`SongTranspose`).
+        case transpose
     }
 
     public var kind: Kind
@@ -67,6 +70,12 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
     @inlinable
     public static func section(_ jump: SectionJump, at time: Int64 = now) -> EngineEvent {
         EngineEvent(kind: .section, sampleTime: time, parameter: jump.rawValue)
+    }
+
+    /// The song a semitone up (+1) or down (−1) (`SongTranspose`).
+    @inlinable
+    public static func transpose(_ semitones: Int32, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .transpose, sampleTime: time, parameter: semitones)
     }
 
     @inlinable

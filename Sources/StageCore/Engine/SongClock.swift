@@ -63,6 +63,8 @@ public final class SongClock: @unchecked Sendable {
     public let names: [String]
     /// The song's MIDI-file backing, played on this clock's line (nil: none).
     public let backing: SongMIDIPlayer?
+    /// The song's transpose while it plays (nil: it neither has one nor maps the actions).
+    public let transposer: SongTranspose?
 
     // Render-thread state.
     var anchorFrame: Int64 = 0
@@ -80,6 +82,8 @@ public final class SongClock: @unchecked Sendable {
     /// for the MIDI-file backing (`SongMIDIPlayer`). Render thread.
     var jumpedAt: Int64 = -1
     var lineBeforeJump: (frame: Int64, beat: Double) = (0, 0)
+    /// The frame a section started on in the last block (−1: none), for `SongTranspose`.
+    var sectionStartedAt: Int64 = -1
 
     /// The section playing and the next (−1: none), packed for one relaxed atomic:
     /// (current + 1) << 16 | (next + 1). Render thread stores, any thread reads.
@@ -90,8 +94,11 @@ public final class SongClock: @unchecked Sendable {
     /// left out). Thread: control.
     public init?(plan: RenderPlan) {
         let timeline = plan.rack.timeline
+        let transposer = SongTranspose(plan: plan)
         guard !timeline.sections.isEmpty || timeline.countInBars > 0 || plan.unitTypes.contains("click") || timeline.backing != nil
+            || transposer != nil
         else { return nil }
+        self.transposer = transposer
         backing = timeline.backing.map { SongMIDIPlayer($0, plan: plan, beatUnit: timeline.beatUnit) }
         beatsPerBar = Double(timeline.beatsPerBar)
         firstBeat = -Double(timeline.countInBars * timeline.beatsPerBar)
@@ -122,7 +129,7 @@ public final class SongClock: @unchecked Sendable {
 
     /// Room the engine keeps in its block list for the clock: a section's actions and the
     /// backing's messages. Thread: any (immutable).
-    public var eventHeadroom: Int { largestSection + (backing?.headroom ?? 0) }
+    public var eventHeadroom: Int { largestSection + (backing?.headroom ?? 0) + (transposer?.headroom ?? 0) }
 
     deinit {
         sections.deallocate()
@@ -181,6 +188,8 @@ public final class SongClock: @unchecked Sendable {
         let blockEnd = blockStart + Int64(frames)
         beatCount = 0
         jumpedAt = -1
+        sectionStartedAt = -1
+        transposer?.take(events, count: count, blockStart: blockStart)
         var n = count
         while true {
             let natural = current + 1 < sectionCount ? sections[current + 1].startBeat : Double.infinity
@@ -216,9 +225,11 @@ public final class SongClock: @unchecked Sendable {
                 n += 1
             }
             current = target
+            sectionStartedAt = at
         }
         listBeats(before: blockEnd, blockStart: blockStart)
         publish()
+        if let transposer { n = transposer.advance(sectionStart: sectionStartedAt, list: events, count: n, capacity: capacity) }
         if let backing { n = backing.advance(clock: self, blockStart: blockStart, blockEnd: blockEnd, list: events, count: n, capacity: capacity) }
         return n
     }
@@ -259,6 +270,7 @@ public final class SongClock: @unchecked Sendable {
         armed = nil
         jumpedAt = -1
         backing?.reset()
+        transposer?.reset()
         publish()
     }
 

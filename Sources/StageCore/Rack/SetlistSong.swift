@@ -7,7 +7,7 @@
 /// loop), the key the `key` setting of every unit whose type has one (harmony, tune).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
-    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "midi", "transpose"]
+    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "midi", "transpose", "transposeAt"]
 
     /// The track file, resolved against the setlist's folder; nil: the rack's own.
     public var track: String?
@@ -90,6 +90,13 @@ public struct SetlistSong: Sendable, Equatable {
         }
         song.timeline = SongTimeline.read(e, path: path, report: report)
         song.timeline.transpose = song.transpose
+        if let a = e["transposeAt"] {
+            switch a.value.string {
+            case "section": song.timeline.transposeAtSection = true
+            case "now": song.timeline.transposeAtSection = false
+            default: report(a.value.location, "\(path).transposeAt", "must be \"section\" (the next section's first frame) or \"now\"")
+            }
+        }
         return song
     }
 
