@@ -298,12 +298,13 @@ final class LiveSession {
                 }
                 status.snapshot = recalled.get()
                 status.section = switcher.songClock?.publishedNames
+                status.transpose = switcher.songClock?.transposer?.published
                 watchRecording(recorder, songIndex: switcher.currentIndex, state: &recording)
                 let reading = live.status()
                 status.link = linkSession.map { linkWatch.update($0, rack: player.playingTempo) } ?? nil
                 if let remote {
                     remoteFeed.publish(reading, hasCapture: capture != nil, link: status.link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts,
-                        section: switcher.songClock?.publishedNames, to: remote)
+                        section: switcher.songClock?.publishedNames, transpose: status.transpose, to: remote)
                     webServer?.wake()  // main → web: new meters
                 }
                 status.update(reading, hasCapture: capture != nil)

@@ -176,7 +176,7 @@ struct RemoteMeterFeed {
 
     func publish(
         _ s: LiveAudio.Status, hasCapture: Bool, link: LinkStatus?, gainReduction: [UnitMeterReading], readouts: [UnitReadoutReading],
-        section: (current: String?, next: String?)?, to hub: RemoteHub
+        section: (current: String?, next: String?)?, transpose: Int? = nil, to hub: RemoteHub
     ) {
         var m = RemoteMeters()
         m.peakIn = hasCapture ? s.peakIn : nil
@@ -193,6 +193,7 @@ struct RemoteMeterFeed {
         m.lastMIDI = lastMIDI
         m.section = section?.current
         m.nextSection = section?.next
+        m.transpose = transpose
         hub.publishMeters(m)
     }
 }
