@@ -6,9 +6,8 @@
 /// the section's start: the notes it holds end there (note-offs, sustain off) and it plays
 /// on from the first message at or after that beat.
 ///
-/// Notes on channels other than 10 (the drums) are moved by `transpose` semitones, read
-/// at each note-on; a note-off ends the note its note-on started, whatever the transpose
-/// has become since.
+/// The song's transpose is the synth's (`SongTranspose`): the file's notes are sent as
+/// written.
 ///
 /// Everything is sized in `init` (control thread); `advance` and `reset` run on the render
 /// thread (or the control thread while the engine is idle) and allocate nothing.
@@ -30,12 +29,8 @@ public final class SongMIDIPlayer: @unchecked Sendable {
     var next = 0
     /// Sounding notes it started: bit `k % 64` of word `channel * 2 + k / 64`.
     let held: UnsafeMutablePointer<UInt64>
-    /// For each (channel, file key): the semitones its note-on was moved by.
-    let offsets: UnsafeMutablePointer<Int8>
     /// Channels whose sustain pedal it holds down.
     var sustained: UInt16 = 0
-    /// Semitones added to the notes of the next note-ons (−12…12). Thread: render.
-    public var transpose = 0
     /// Messages that waited a block because the engine's list was full (render thread counts).
     public private(set) var eventsDeferred = 0
 
@@ -52,8 +47,6 @@ public final class SongMIDIPlayer: @unchecked Sendable {
         for (i, r) in plan.midiReceivers.enumerated() { (receivers + i).initialize(to: Int32(r)) }
         held = .allocate(capacity: 32)
         held.initialize(repeating: 0, count: 32)
-        offsets = .allocate(capacity: 16 * 128)
-        offsets.initialize(repeating: 0, count: 16 * 128)
         // The densest stretch of beats one block can span at 400 BPM.
         let window = Double(plan.maxFrames) * 400 / (60 * plan.sampleRate)
         var densest = 0
@@ -70,7 +63,6 @@ public final class SongMIDIPlayer: @unchecked Sendable {
         events.deallocate()
         receivers.deallocate()
         held.deallocate()
-        offsets.deallocate()
     }
 
     /// Plays the messages of the block `blockStart ..< blockEnd` into `list[count...]`
@@ -111,34 +103,25 @@ public final class SongMIDIPlayer: @unchecked Sendable {
                 break
             }
             next += 1
-            guard let message = sounding(e.message) else { continue }
-            n = send(message, at: max(f, start), list, n)
+            note(e.message)
+            n = send(e.message, at: max(f, start), list, n)
         }
         return n
     }
 
-    /// `message` as it sounds: a note moved by `transpose` (a note-off by what its note-on
-    /// was), the held notes and pedals noted; nil for a note moved off the keyboard.
-    /// Thread: render.
+    /// Notes the held notes and pedals `message` changes. Thread: render.
     @inline(__always)
-    private func sounding(_ message: MIDIMessage) -> MIDIMessage? {
+    private func note(_ message: MIDIMessage) {
         let c = message.channel
         switch message.kind {
         case .noteOn, .noteOff:
-            let slot = c * 128 + message.note
-            if message.isNoteOn { offsets[slot] = Int8(c == 9 ? 0 : transpose) }
-            let key = message.note + Int(offsets[slot])
-            guard (0...127).contains(key) else { return nil }
-            var out = message
-            out.data1 = UInt8(key)
+            let key = message.note & 0x7F
             let bit: UInt64 = 1 << UInt64(key % 64)
             if message.isNoteOn { held[c * 2 + key / 64] |= bit } else { held[c * 2 + key / 64] &= ~bit }
-            return out
         case .controlChange where message.controller == 64:
             if message.value >= 64 { sustained |= 1 << UInt16(c) } else { sustained &= ~(1 << UInt16(c)) }
-            return message
         default:
-            return message
+            break
         }
     }
 
