@@ -176,6 +176,25 @@ final class SongMIDIBackingTests: XCTestCase {
         }
     }
 
+    func testLeavingTheSongStopsTheFile() throws {
+        // A note on every beat for 40 beats; the rack is left (as at a song switch) after ~2 s.
+        let dir = Self.folder(song: "\"tempo\": 130", midi: MIDIFileBytes.make(Self.notes((0..<40).map(Double.init))))
+        let engine = RenderEngine(plan: try Self.plan(dir, block: 512))
+        func peak(blocks: Int) -> Float {
+            var peak: Float = 0
+            for _ in 0..<blocks {
+                engine.render(frameCount: 512)
+                peak = max(peak, Measure.peak(Array(UnsafeBufferPointer(start: engine.plan.hostOutput[0], count: 512))))
+            }
+            return peak
+        }
+        XCTAssertGreaterThan(peak(blocks: 190), 0.01, "the file plays")
+        engine.releaseAllNotes()
+        _ = peak(blocks: 50)  // the last note's release (0.12 s) and more
+        XCTAssertLessThan(peak(blocks: 200), 1e-4, "no note of the file after the rack is left (2 s, four beats)")
+        XCTAssertEqual(engine.songClock?.backing?.stopped, true)
+    }
+
     func errors(_ body: () throws -> Void) -> [String] {
         do {
             try body()

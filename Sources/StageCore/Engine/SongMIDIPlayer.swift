@@ -31,6 +31,8 @@ public final class SongMIDIPlayer: @unchecked Sendable {
     let held: UnsafeMutablePointer<UInt64>
     /// Channels whose sustain pedal it holds down.
     var sustained: UInt16 = 0
+    /// Stopped for good (the rack was left: `stop`), until `reset`.
+    public private(set) var stopped = false
     /// Messages that waited a block because the engine's list was full (render thread counts).
     public private(set) var eventsDeferred = 0
 
@@ -73,6 +75,7 @@ public final class SongMIDIPlayer: @unchecked Sendable {
         clock: SongClock, blockStart: Int64, blockEnd: Int64, list: UnsafeMutablePointer<EngineEvent>, count: Int,
         capacity: Int
     ) -> Int {
+        guard !stopped else { return count }
         var n = count
         let perBeat = clock.framesPerBeat
         if clock.jumpedAt >= 0 {
@@ -126,7 +129,8 @@ public final class SongMIDIPlayer: @unchecked Sendable {
     }
 
     /// Note-offs for every note it holds and sustain off where it holds the pedal, at
-    /// `frame`, while they fit (what does not waits for the next call). Thread: render.
+    /// `frame`, while they fit below `capacity` (`headroom` leaves room for all of them).
+    /// Thread: render.
     func releaseAll(at frame: Int64, _ list: UnsafeMutablePointer<EngineEvent>, _ count: Int, _ capacity: Int) -> Int {
         var n = count
         for c in 0..<16 {
@@ -164,9 +168,18 @@ public final class SongMIDIPlayer: @unchecked Sendable {
         next = lo
     }
 
+    /// Plays nothing more: the rack is being left (`RenderEngine.releaseAllNotes` ends the
+    /// notes it holds), and its tail rings out without the file. Thread: render.
+    public func stop() {
+        stopped = true
+        held.update(repeating: 0, count: 32)
+        sustained = 0
+    }
+
     /// Back to the start, holding nothing (the units are reset with it). Thread: render,
     /// or control while the engine is idle.
     public func reset() {
+        stopped = false
         next = 0
         held.update(repeating: 0, count: 32)
         sustained = 0

@@ -42,7 +42,8 @@ public final class SongTranspose: @unchecked Sendable {
         let timeline = plan.rack.timeline
         guard timeline.transpose != 0 || actions.contains(.transposeUp) || actions.contains(.transposeDown) else { return nil }
         song = timeline.transpose
-        atSection = timeline.transposeAtSection ?? !timeline.sections.isEmpty
+        // At a section only when there is one to wait for.
+        atSection = (timeline.transposeAtSection ?? true) && !timeline.sections.isEmpty
         let found = plan.units.compactMap { $0 as? any UnitTransposing }
         synths = found
         synthBases = found.map(\.transpose)

@@ -1,10 +1,13 @@
 /// What a setlist song says beyond its rack: the backing track the rack's player plays,
-/// the song's tempo and its key (racks/README.md, "Songs: track, tempo, key").
+/// the song's tempo and its key (racks/README.md, "Songs: track, tempo, key"), its MIDI
+/// file ("A MIDI file as backing") and its transpose ("One song key").
 ///
 /// Applied to the rack when the song is loaded (`apply`): the track becomes the `file` of
 /// the player named by `player` (or of the rack's one player), the tempo the rack's song
 /// tempo (`TempoSources.song`: below MIDI clock and tap tempo, above the looper's first
-/// loop), the key the `key` setting of every unit whose type has one (harmony, tune).
+/// loop), the key (moved by the transpose) the `key` setting of every unit whose type has
+/// one (harmony, tune), the transpose added to every synth's; the MIDI file goes into the
+/// rack's `timeline` (played by its `SongClock`).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
     static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "midi", "transpose", "transposeAt"]
