@@ -99,6 +99,7 @@ extension RackFiles {
                     setlist.entries[i].song.track = FileManager.default.currentDirectoryPath + "/" + t
                 }
             }
+            problems += readBackings(&setlist)
             let checks = checkSongs || !problems.isEmpty
             let missing = checks ? (missingSongs(setlist) + missingTracks(setlist)).sorted { $0.song < $1.song } : []
             if !problems.isEmpty || !missing.isEmpty { throw RackError(problems + missing.map(\.diagnostic)) }
@@ -122,6 +123,30 @@ extension RackFiles {
         }
         matchLyrics(entry.song, into: &rack)
         return rack
+    }
+
+    /// Reads every song's MIDI-file backing (`midi`) into its timeline; a file missing,
+    /// unreadable, broken or without beats is an error at the song's `"midi"`.
+    static func readBackings(_ setlist: inout Setlist) -> [RackDiagnostic] {
+        var problems: [RackDiagnostic] = []
+        for i in setlist.entries.indices {
+            let song = setlist.entries[i].song
+            guard let path = song.midi else { continue }
+            func fail(_ message: String) {
+                problems.append(RackDiagnostic(
+                    file: setlist.file, location: song.midiLocation, path: "songs[\(i)].midi",
+                    message: "\"\(song.midiAsWritten ?? path)\": \(message)"))
+            }
+            do {
+                switch SongMIDIBacking.make(file: path, from: try MIDIFiles.read(path)) {
+                case .success(let backing): setlist.entries[i].song.timeline.backing = backing
+                case .failure(let error): fail(error.message)
+                }
+            } catch {
+                fail(error.message)
+            }
+        }
+        return problems
     }
 
     /// Songs whose backing track (`track`) does not exist, located in the setlist.

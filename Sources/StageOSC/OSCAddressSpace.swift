@@ -50,6 +50,8 @@ public enum OSCAddressSpace {
         case ("panic", 1): return none(.command(RemoteCommand(kind: .panic)))
         case ("talk", 1):
             return one("number (i: 1 Talk on, 0 off)").flatMap { v in .success(.command(RemoteCommand(kind: .talk, value: v >= 0.5 ? 1 : 0))) }
+        case ("transpose", 2) where parts[1] == "up" || parts[1] == "down":
+            return none(.command(RemoteCommand(kind: .transpose, value: parts[1] == "up" ? 1 : -1)))
         case ("section", 2) where parts[1] == "next":
             return none(.command(RemoteCommand(kind: .section, value: Float(SectionJump.next.rawValue))))
         case ("section", 2) where parts[1] == "repeat":
@@ -129,6 +131,11 @@ public enum OSCAddressSpace {
     /// A unit's readout as `play --status` shows it (`tuner: A4 +0.3 cents (440.08 Hz)`).
     public static func readout(_ text: String) -> OSCPacket {
         OSCPacket(path: prefix + "readout", arguments: [.string(text)])
+    }
+
+    /// `/stagerack/transpose i`: the song's transpose in semitones, sent when it changes.
+    public static func transpose(_ semitones: Int) -> OSCPacket {
+        OSCPacket(path: prefix + "transpose", arguments: [.int(Int32(semitones))])
     }
 
     public static func error(_ e: RemoteError) -> OSCPacket {

@@ -58,6 +58,8 @@ public final class OSCServer: @unchecked Sendable {
     var subscribers: [Peer] = []
     /// The readout texts sent last (`sendReadouts`).
     var lastReadouts: [String] = []
+    /// The song's transpose last sent to the subscribers.
+    var lastTranspose: Int?
     /// When each subscriber's address last sent anything (monotonic seconds).
     var heardFrom: [[UInt8]: Double] = [:]
     var budget = OSCReplyBudget()
@@ -137,6 +139,7 @@ public final class OSCServer: @unchecked Sendable {
         }
         sendChanges()
         sendReadouts()
+        sendTranspose()
         for line in refusals.flush(now: monotonicSeconds()) { log(.warning, "OSC: " + line) }
     }
 
@@ -288,6 +291,16 @@ public final class OSCServer: @unchecked Sendable {
             for s in subscribers { send(p, to: s) }
         }
         lastReadouts = texts
+    }
+
+    /// Sends the song's transpose (`/stagerack/transpose i`) to every subscriber when it
+    /// changed since the last turn. Thread: OSC.
+    func sendTranspose() {
+        let now = hub.meters().transpose
+        guard now != lastTranspose else { return }
+        lastTranspose = now
+        guard let now else { return }
+        for s in subscribers { send(OSCAddressSpace.transpose(now), to: s) }
     }
 
     func reply(_ e: RemoteError, to peer: Peer) {

@@ -46,6 +46,9 @@ public struct RemoteCommand: Sendable, BitwiseCopyable, Equatable {
         /// The song's next section (`value` 1) or the current one again (2), from the next
         /// bar line (`SongClock`, `SectionJump`).
         case section
+        /// The song a semitone up (`value` 1) or down (−1), at the next section or at once
+        /// (`SongTranspose`).
+        case transpose
     }
 
     public var kind: Kind
@@ -249,6 +252,8 @@ public struct RemoteMeters: Sendable, Equatable {
     public var nextSection: String?
     /// The index of the section playing in the song's timeline (what the lyrics follow).
     public var sectionIndex: Int?
+    /// The song's transpose in semitones (`SongTranspose`); nil: nothing to transpose.
+    public var transpose: Int?
     public var gainReduction: [GainReduction] = []
     /// A unit's read-only values (`UnitReadout`: the tuner's note, an LV2 plugin's outputs),
     /// formatted on the main thread: `text` as `play --status` shows it, `values` by name.

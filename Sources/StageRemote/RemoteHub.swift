@@ -188,6 +188,13 @@ public final class RemoteHub: @unchecked Sendable {
             return false  // nothing in the state changed: no publication
         case .talk:
             applyTalk(on: c.value >= 0.5)
+        case .transpose:
+            guard engineEvents.push(EngineEvent.transpose(c.value > 0 ? 1 : -1)) else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
+            commandsDone.add(1, ordering: .relaxed)
+            return false  // the engine moves the song; the meters show it
         case .section:
             guard let jump = SectionJump(rawValue: Int32(c.value)), engineEvents.push(EngineEvent.section(jump)) else {
                 commandsRefused.add(1, ordering: .relaxed)

@@ -63,6 +63,13 @@ public enum WebProtocol {
         case "talk":
             guard let on = node["on"]?.value.bool else { return .failure(RemoteError("talk: \"on\" must be true or false")) }
             return .success(.command(RemoteCommand(kind: .talk, value: on ? 1 : 0)))
+        case "transpose":
+            // {"type":"transpose","go":"up"} or "down": at the next section or at once (SongTranspose).
+            switch node["go"]?.value.string {
+            case "up": return .success(.command(RemoteCommand(kind: .transpose, value: 1)))
+            case "down": return .success(.command(RemoteCommand(kind: .transpose, value: -1)))
+            default: return .failure(RemoteError("transpose: \"go\" must be \"up\" or \"down\""))
+            }
         case "section":
             // {"type":"section","go":"next"} or "repeat": from the next bar line (SongClock).
             switch node["go"]?.value.string {
@@ -208,11 +215,12 @@ public enum WebProtocol {
     }
 
     /// `"section":"verse","nextSection":"chorus","sectionIndex":1,` when the song has
-    /// sections, else nothing.
+    /// sections, else nothing; then `"transpose":2,` when the song can be transposed.
     static func sectionFields(_ m: RemoteMeters) -> String {
-        guard m.section != nil || m.nextSection != nil else { return "" }
+        let transpose = m.transpose.map { "\"transpose\":\($0)," } ?? ""
+        guard m.section != nil || m.nextSection != nil else { return transpose }
         return "\"section\":\(m.section.map(quote) ?? "null"),\"nextSection\":\(m.nextSection.map(quote) ?? "null"),"
-            + "\"sectionIndex\":\(m.sectionIndex.map(String.init) ?? "null"),"
+            + "\"sectionIndex\":\(m.sectionIndex.map(String.init) ?? "null")," + transpose
     }
 
     /// `"tempo":96,"tempoSource":"tap",` when the tempo is known, else nothing.

@@ -48,6 +48,8 @@ public struct StatusRecord: Sendable, Equatable {
     /// The setlist song's section playing and the next (`SongClock`); nil: none.
     public var section: String?
     public var nextSection: String?
+    /// The song's transpose in semitones (`SongTranspose`); nil: the song has none to move.
+    public var transpose: Int?
 
     public init(
         rackName: String, rackFile: String = "", snapshot: String? = nil, peakIn: Float?, peakOut: Float, load: Float,
@@ -79,7 +81,7 @@ public struct StatusRecord: Sendable, Equatable {
             && a.realtime == b.realtime && a.midiLost == b.midiLost && a.midiLate == b.midiLate
             && a.lostFrames == b.lostFrames && a.lostGaps == b.lostGaps
             && a.gainReduction.map(\.unit) == b.gainReduction.map(\.unit) && a.gainReduction.map(\.dB) == b.gainReduction.map(\.dB)
-            && a.section == b.section && a.nextSection == b.nextSection
+            && a.section == b.section && a.nextSection == b.nextSection && a.transpose == b.transpose
             && a.tracks == b.tracks && a.readouts == b.readouts && a.driftPPM == b.driftPPM && a.resamplingRatio == b.resamplingRatio
             && a.link == b.link
     }
@@ -141,10 +143,12 @@ public func statusLine(_ r: StatusRecord) -> String {
     return s
 }
 
-/// ` | section verse, next chorus` when the song has sections, else nothing. Thread: any.
+/// ` | section verse, next chorus` when the song has sections, else nothing; then
+/// ` | transpose +2` when the song can be transposed. Thread: any.
 public func sectionText(_ r: StatusRecord) -> String {
-    guard r.section != nil || r.nextSection != nil else { return "" }
-    return " | section \(r.section ?? "-")" + (r.nextSection.map { ", next \($0)" } ?? "")
+    let transpose = r.transpose.map { " | transpose \($0 > 0 ? "+" : "")\($0)" } ?? ""
+    guard r.section != nil || r.nextSection != nil else { return transpose }
+    return " | section \(r.section ?? "-")" + (r.nextSection.map { ", next \($0)" } ?? "") + transpose
 }
 
 /// ` | lost 480 frames in 2 gaps` when the device lost samples without an ALSA error, else

@@ -432,3 +432,6 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
         }
     }
 }
+
+/// The song's transpose moves the synth's notes (`SongTranspose`).
+extension SynthUnit: UnitTransposing {}

@@ -95,11 +95,13 @@ extension LiveSession {
         }
         status.snapshot = control.recalled.get()
         status.section = switcher.songClock?.publishedNames
+        status.transpose = switcher.songClock?.transposer?.published
         status.link = link
         if let remote = control.remote {
             control.remoteFeed.publish(
                 reading, hasCapture: hasCapture, link: link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts,
-                section: switcher.songClock?.publishedNames, sectionIndex: switcher.songClock?.published.current, to: remote)
+                section: switcher.songClock?.publishedNames, sectionIndex: switcher.songClock?.published.current,
+                transpose: status.transpose, to: remote)
             control.webServer?.wake()  // main → web: new meters
         }
         status.update(reading, hasCapture: hasCapture)

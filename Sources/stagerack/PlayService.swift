@@ -182,6 +182,8 @@ final class StatusView {
     var snapshot: String?
     /// The song's section playing and the next (`SongClock.publishedNames`).
     var section: (current: String?, next: String?)?
+    /// The song's transpose (`SongTranspose.published`); nil: nothing to transpose.
+    var transpose: Int?
     var lastMIDI: String?
     /// MIDI events lost and late since start (a warning line when the lost count grows).
     var midiLost = 0
@@ -230,6 +232,7 @@ final class StatusView {
         r.tracks = tracks
         r.section = section?.current
         r.nextSection = section?.next
+        r.transpose = transpose
         r.readouts = readouts
         r.driftPPM = s.drift?.ppm
         r.resamplingRatio = s.drift?.ratio

@@ -177,6 +177,19 @@ def make_audio_files(text, folder):
             w.writeframes(b"\0" * (4 * 48000 * 55))  # then silence: a minute, for cues
 
 
+def make_midi_files(text, folder):
+    """The MIDI files a block's songs name ("midi": "songs/intro.mid"): one bar of a C
+    major chord, 480 ticks a quarter note (a type 0 Standard MIDI File)."""
+    import struct
+    for name in set(re.findall(r'"midi"\s*:\s*"([^"/][^"]*)"', text)):
+        path = os.path.join(folder, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        body = b"".join(bytes([0, 0x90, k, 90]) for k in (60, 64, 67))
+        body += bytes([0x8F, 0x00, 0x80, 60, 0, 0, 0x80, 64, 0, 0, 0x80, 67, 0, 0, 0xFF, 0x2F, 0])
+        with open(path, "wb") as f:
+            f.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, 480) + b"MTrk" + struct.pack(">I", len(body)) + body)
+
+
 def check_json(doc, line, info, text, work):
     kind = "setlist" if "setlist" in info else "rack-fragment" if "rack-fragment" in info else "rack"
     folder = tempfile.mkdtemp(dir=work)
@@ -209,6 +222,7 @@ def check_json(doc, line, info, text, work):
     with open(path, "w") as f:
         f.write(content)
     make_audio_files(text, folder)
+    make_midi_files(text, folder)
     rc, out = run([BIN, "validate", path])
     where = "%s:%d" % (doc, line)
     if rc == 0:

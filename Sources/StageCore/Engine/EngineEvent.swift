@@ -20,6 +20,9 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         /// Talk on, off or toggled (`parameter`: `TalkChange`), decided by the engine's one
         /// Talk state (`TalkSwitch`).
         case talk
+        /// The song's transpose by `parameter` semitones (+1 or −1), at the next section or
+        /// at once (`SongTranspose`).
+        case transpose
     }
 
     public var kind: Kind
@@ -76,6 +79,12 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
     @inlinable
     public static func talk(_ change: TalkChange, at time: Int64 = now) -> EngineEvent {
         EngineEvent(kind: .talk, sampleTime: time, parameter: change.rawValue)
+    }
+
+    /// The song a semitone up (+1) or down (−1) (`SongTranspose`).
+    @inlinable
+    public static func transpose(_ semitones: Int32, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .transpose, sampleTime: time, parameter: semitones)
     }
 
     @inlinable

@@ -99,10 +99,10 @@ public final class RenderEngine: @unchecked Sendable {
         safetyCounters.initialize(to: SafetyCounters())
         let clock = SongClock(plan: plan)
         songClock = clock
-        // Room for a section's actions beside a full block of injected events, and for two
-        // Talk changes.
+        // Room for a section's actions and the MIDI-file backing beside a full block of
+        // injected events, and for two Talk changes.
         talk = TalkSwitch(targets: Talk.targets(in: plan))
-        blockEventCapacity = eventsPerBlock + (clock?.largestSection ?? 0) + 2 * talk.count
+        blockEventCapacity = eventsPerBlock + (clock?.eventHeadroom ?? 0) + 2 * talk.count
         blockEvents = .allocate(capacity: blockEventCapacity)
         injectedCapacity = eventsPerBlock
         injected = .allocate(capacity: eventsPerBlock)
@@ -460,12 +460,13 @@ public final class RenderEngine: @unchecked Sendable {
 
     /// Sends sustain-off, sostenuto-off and all-notes-off to every unit that plays MIDI, so
     /// held notes end with their own release (all-notes-off alone leaves the notes a pedal
-    /// holds), and stops players and loopers (a 10 ms fade). A unit that tracks its held
+    /// holds), and stops players, loopers and the song's MIDI file (a 10 ms fade). A unit that tracks its held
     /// notes (`UnitHeldNotes`: the synth) gets them only on the channels with a key or a
     /// pedal down (sostenuto-off only where that pedal is), none when nothing is held; the
     /// others on all 16. Returns the messages sent. Thread: render.
     @discardableResult
     public func releaseAllNotes() -> Int {
+        songClock?.backing?.stop()  // the song's MIDI file too: the tail rings out without it
         for t in transportStops { inject(.midi(UnitCommand.message(t.command, pressed: true), toUnit: t.unit)) }
         var sent = 0
         for k in 0..<noteHolders.count {

@@ -61,6 +61,10 @@ public final class SongClock: @unchecked Sendable {
     var nextBeat: Double
     /// The sections' names, in order (for `--status` and the meters). Thread: any (immutable).
     public let names: [String]
+    /// The song's MIDI-file backing, played on this clock's line (nil: none).
+    public let backing: SongMIDIPlayer?
+    /// The song's transpose while it plays (nil: it neither has one nor maps the actions).
+    public let transposer: SongTranspose?
 
     // Render-thread state.
     var anchorFrame: Int64 = 0
@@ -74,6 +78,12 @@ public final class SongClock: @unchecked Sendable {
     var armedBeat: Double = 0
     /// Sections that waited a block because the engine's list was full (render thread counts).
     public private(set) var sectionsDeferred = 0
+    /// The frame of the jump taken in the last block (−1: none) and the line before it,
+    /// for the MIDI-file backing (`SongMIDIPlayer`). Render thread.
+    var jumpedAt: Int64 = -1
+    var lineBeforeJump: (frame: Int64, beat: Double) = (0, 0)
+    /// The frame a section started on in the last block (−1: none), for `SongTranspose`.
+    var sectionStartedAt: Int64 = -1
 
     /// The section playing and the next (−1: none), packed for one relaxed atomic:
     /// (current + 1) << 16 | (next + 1). Render thread stores, any thread reads.
@@ -84,7 +94,12 @@ public final class SongClock: @unchecked Sendable {
     /// left out). Thread: control.
     public init?(plan: RenderPlan) {
         let timeline = plan.rack.timeline
-        guard !timeline.sections.isEmpty || timeline.countInBars > 0 || plan.unitTypes.contains("click") else { return nil }
+        let transposer = SongTranspose(plan: plan)
+        guard !timeline.sections.isEmpty || timeline.countInBars > 0 || plan.unitTypes.contains("click") || timeline.backing != nil
+            || transposer != nil
+        else { return nil }
+        self.transposer = transposer
+        backing = timeline.backing.map { SongMIDIPlayer($0, plan: plan, beatUnit: timeline.beatUnit) }
         beatsPerBar = Double(timeline.beatsPerBar)
         firstBeat = -Double(timeline.countInBars * timeline.beatsPerBar)
         anchorBeat = firstBeat
@@ -111,6 +126,10 @@ public final class SongClock: @unchecked Sendable {
         largestSection = list.map(\.actionCount).max() ?? 0
         publish()
     }
+
+    /// Room the engine keeps in its block list for the clock: a section's actions and the
+    /// backing's messages. Thread: any (immutable).
+    public var eventHeadroom: Int { largestSection + (backing?.headroom ?? 0) + (transposer?.headroom ?? 0) }
 
     deinit {
         sections.deallocate()
@@ -169,6 +188,9 @@ public final class SongClock: @unchecked Sendable {
         }
         let blockEnd = blockStart + Int64(frames)
         beatCount = 0
+        jumpedAt = -1
+        sectionStartedAt = -1
+        transposer?.take(events, count: count, blockStart: blockStart)
         var n = count
         while true {
             let natural = current + 1 < sectionCount ? sections[current + 1].startBeat : Double.infinity
@@ -191,6 +213,8 @@ public final class SongClock: @unchecked Sendable {
                 break
             }
             if jumping {
+                jumpedAt = at
+                lineBeforeJump = (anchorFrame, anchorBeat)
                 anchorFrame = at
                 anchorBeat = section.startBeat
                 nextBeat = section.startBeat
@@ -202,9 +226,12 @@ public final class SongClock: @unchecked Sendable {
                 n += 1
             }
             current = target
+            sectionStartedAt = at
         }
         listBeats(before: blockEnd, blockStart: blockStart)
         publish()
+        if let transposer { n = transposer.advance(sectionStart: sectionStartedAt, list: events, count: n, capacity: capacity) }
+        if let backing { n = backing.advance(clock: self, blockStart: blockStart, blockEnd: blockEnd, list: events, count: n, capacity: capacity) }
         return n
     }
 
@@ -242,6 +269,9 @@ public final class SongClock: @unchecked Sendable {
         tempo = 0
         current = -1
         armed = nil
+        jumpedAt = -1
+        backing?.reset()
+        transposer?.reset()
         publish()
     }
 

@@ -99,6 +99,9 @@ extension MIDIMapper {
         case .nextSection, .repeatSection:
             emit(.section(action == .nextSection ? .next : .repeatCurrent, at: t))
             record(.consumed, mapping: i)
+        case .transposeUp, .transposeDown:
+            emit(.transpose(action == .transposeUp ? 1 : -1, at: t))
+            record(.consumed, mapping: i)
         }
     }
 

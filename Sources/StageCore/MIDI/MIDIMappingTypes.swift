@@ -107,6 +107,9 @@ public enum MappingAction: String, Sendable, CaseIterable {
     /// (`SongClock`).
     case nextSection = "next-section"
     case repeatSection = "repeat-section"
+    /// The song a semitone up or down, at the next section or at once (`SongTranspose`).
+    case transposeUp = "transpose-up"
+    case transposeDown = "transpose-down"
 }
 
 /// How a knob's position 0…1 maps onto the parameter's values.

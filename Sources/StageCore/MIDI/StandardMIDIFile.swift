@@ -39,6 +39,13 @@ public struct StandardMIDIFile: Sendable {
     public var claimedDuration: Double
     /// Whether the file claims more than `maximumSeconds` (its later events are dropped).
     public var isTruncated: Bool { claimedDuration > Self.maximumSeconds }
+    /// Each message's place in quarter notes from the start (ticks over the division),
+    /// whatever the tempo map says: what a song's MIDI-file backing plays in the song's own
+    /// tempo (`SongMIDIBacking`). Empty for an SMPTE division (no beats) and for a sequence
+    /// made in code.
+    public var quarterNotes: [Double] = []
+    /// The file's tempo at its start in BPM (quarter notes), if a Set Tempo says so at tick 0.
+    public var initialTempo: Double?
 
     /// A sequence made in code (demos, tests): messages must be in time order.
     public init(messages: [TimedMessage], duration: Double) {
@@ -70,10 +77,17 @@ public struct StandardMIDIFile: Sendable {
         var cursor = clock.start(tempos: events.tempos)
         messages = []
         messages.reserveCapacity(events.channel.count)
+        let beats = clock.smpteTicksPerSecond == nil
         for e in events.channel {
             let seconds = cursor.seconds(at: e.tick)
             if seconds > Self.maximumSeconds { break }
             messages.append(TimedMessage(seconds: seconds, message: e.message, track: Int(e.track)))
+            if beats { quarterNotes.append(Double(e.tick) / clock.ticksPerQuarter) }
+        }
+        if beats, let first = events.tempos.first, first.tick == 0 {
+            // The last Set Tempo at tick 0 wins (a stable sort keeps file order).
+            let atStart = events.tempos.last { $0.tick == 0 } ?? first
+            initialTempo = 60_000_000 / Double(atStart.microsPerQuarter)
         }
         claimedDuration = cursor.seconds(at: max(events.lastTick, events.channel.last?.tick ?? 0))
         duration = min(claimedDuration, Self.maximumSeconds)

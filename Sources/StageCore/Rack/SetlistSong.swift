@@ -1,13 +1,16 @@
 /// What a setlist song says beyond its rack: the backing track the rack's player plays,
-/// the song's tempo and its key (racks/README.md, "Songs: track, tempo, key").
+/// the song's tempo and its key (racks/README.md, "Songs: track, tempo, key"), its MIDI
+/// file ("A MIDI file as backing") and its transpose ("One song key").
 ///
 /// Applied to the rack when the song is loaded (`apply`): the track becomes the `file` of
 /// the player named by `player` (or of the rack's one player), the tempo the rack's song
 /// tempo (`TempoSources.song`: below MIDI clock and tap tempo, above the looper's first
-/// loop), the key the `key` setting of every unit whose type has one (harmony, tune).
+/// loop), the key (moved by the transpose) the `key` setting of every unit whose type has
+/// one (harmony, tune), the transpose added to every synth's; the MIDI file goes into the
+/// rack's `timeline` (played by its `SongClock`).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
-    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "lyrics"]
+    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "lyrics", "midi", "transpose", "transposeAt"]
 
     /// The track file, resolved against the setlist's folder; nil: the rack's own.
     public var track: String?
@@ -29,6 +32,16 @@ public struct SetlistSong: Sendable, Equatable {
     public var lyricsAsWritten: String?
     public var lyricsLocation: SourceLocation?
     public var lyrics: ChordProSong?
+    /// The MIDI file played as backing (`"midi"`), resolved against the setlist's folder,
+    /// as written, and where; `RackFiles.readSetlist` reads it into `timeline.backing`.
+    public var midi: String?
+    public var midiAsWritten: String?
+    public var midiLocation: SourceLocation?
+    /// Semitones the song is moved by (`"transpose"`, −12…12; 0 by default): the synths'
+    /// notes (the keyboard's and the MIDI file's), the harmony and tune keys (`apply`).
+    public var transpose = 0
+    /// The transposes a song may have.
+    public static let transposeRange = -12...12
 
     public init() {}
 
@@ -68,7 +81,31 @@ public struct SetlistSong: Sendable, Equatable {
                 report(k.value.location, "\(path).key", "must be a key such as \"C\", \"F#\" or \"Bb\"")
             }
         }
+        if let m = e["midi"] {
+            if let s = m.value.string, !s.isEmpty {
+                song.midi = SetlistReader.joined(folder, s)
+                song.midiAsWritten = s
+                song.midiLocation = m.value.location
+            } else {
+                report(m.value.location, "\(path).midi", "must be the backing's MIDI file name (a .mid, relative to the setlist)")
+            }
+        }
+        if let t = e["transpose"] {
+            if let v = t.value.number, v == v.rounded(), transposeRange.contains(Int(exactly: v) ?? 99) {
+                song.transpose = Int(v)
+            } else {
+                report(t.value.location, "\(path).transpose", "must be the song's transpose in semitones, −12…12")
+            }
+        }
         song.timeline = SongTimeline.read(e, path: path, report: report)
+        song.timeline.transpose = song.transpose
+        if let a = e["transposeAt"] {
+            switch a.value.string {
+            case "section": song.timeline.transposeAtSection = true
+            case "now": song.timeline.transposeAtSection = false
+            default: report(a.value.location, "\(path).transposeAt", "must be \"section\" (the next section's first frame) or \"now\"")
+            }
+        }
         if let l = e["lyrics"] {
             if let s = l.value.string, !s.isEmpty {
                 song.lyricsFile = SetlistReader.joined(folder, s)
@@ -87,7 +124,7 @@ public struct SetlistSong: Sendable, Equatable {
     public func apply(
         to rack: inout RackDescription, setlistFile: String, songPath: String, typeSettings: (String) -> [String]
     ) throws(RackError) {
-        if let tempo {
+        if let tempo = tempo ?? backingTempo {
             rack.tempo = tempo
             rack.songTempo = tempo
         }
@@ -96,11 +133,12 @@ public struct SetlistSong: Sendable, Equatable {
             if !problems.isEmpty { throw RackError(problems) }
         }
         rack.timeline = timeline
-        if let key {
-            for u in rack.units.indices where typeSettings(rack.units[u].type).contains("key") {
-                rack.units[u].settings.set("key", .string(key), at: keyLocation)
-            }
+        for u in rack.units.indices where typeSettings(rack.units[u].type).contains("key") {
+            // The song's key (or the unit's own), moved by the song's transpose.
+            guard let own = key ?? rack.units[u].settings.node("key")?.string else { continue }
+            rack.units[u].settings.set("key", .string(Self.transposed(key: own, by: transpose)), at: keyLocation)
         }
+        if transpose != 0 { transposeUnits(&rack, typeSettings: typeSettings) }
         guard let track else {
             // No track of the song's own: the rack's players that start on load wait for the count-in.
             if timeline.countInBars > 0 {
@@ -141,6 +179,44 @@ public struct SetlistSong: Sendable, Equatable {
             rack.units[target].settings.set("startOnLoad", .bool(false), at: trackLocation)
             rack.timeline.startOnTheDownbeat(player: rack.units[target].id)
         }
+    }
+}
+
+extension SetlistSong {
+    /// Key `name` ("Bb") moved by `semitones`, named as `MusicalKey` names keys ("C", "Eb",
+    /// "F#"); `name` unchanged when it does not read. Thread: any.
+    public static func transposed(key name: String, by semitones: Int) -> String {
+        guard semitones != 0, let note = KeyRange.key(name + "4") else { return name }
+        return ParameterSpec.pitchClassNames[((note + semitones) % 12 + 12) % 12]
+    }
+
+    /// Adds the song's transpose to the `transpose` setting of every unit whose type has one
+    /// (the synth: the keyboard's notes and the MIDI file's move together). Thread: control.
+    func transposeUnits(_ rack: inout RackDescription, typeSettings: (String) -> [String]) {
+        for u in rack.units.indices where typeSettings(rack.units[u].type).contains("transpose") {
+            let own = rack.units[u].settings.node("transpose")?.number.flatMap { Int(exactly: $0) } ?? 0
+            rack.units[u].settings.set("transpose", .number(Double(own + transpose)), at: nil)
+        }
+        // The backing track moves too: each player's `transpose` parameter (its audio
+        // pitch-shifted on its disk thread), from its own value in the rack.
+        for u in rack.units.indices where rack.units[u].type == "player" {
+            let values = rack.units[u].parameterValues
+            let own = values.first { $0.id == "transpose" }.map { Int($0.value) } ?? 0
+            let moved = Float(min(max(own + transpose, Self.transposeRange.lowerBound), Self.transposeRange.upperBound))
+            if let i = values.firstIndex(where: { $0.id == "transpose" }) {
+                rack.units[u].parameterValues[i].value = moved
+            } else {
+                rack.units[u].parameterValues.append(ParameterValueDescription(id: "transpose", value: moved))
+            }
+        }
+    }
+
+    /// The MIDI-file backing's own tempo at its start in the song's beats (eighths in 6/8),
+    /// the song's tempo when it names none. Thread: control.
+    var backingTempo: Double? {
+        guard let quarters = timeline.backing?.initialTempo else { return nil }
+        let bpm = quarters * SongMIDIBacking.beatsPerQuarter(beatUnit: timeline.beatUnit)
+        return min(max(bpm, 20), 400)
     }
 }
 

@@ -66,6 +66,14 @@ public struct SongTimeline: Sendable, Equatable {
     /// start on the downbeat after them.
     public var countInBars = 0
     public var sections: [SongSection] = []
+    /// The song's MIDI-file backing (`"midi"`), once the setlist's reader has read the file.
+    public var backing: SongMIDIBacking?
+    /// The song's transpose in semitones (`"transpose"`, −12…12), already applied to the
+    /// rack's synths and keys when the song is read (`SetlistSong.apply`); kept for display.
+    public var transpose = 0
+    /// When `transpose-up`/`transpose-down` take effect (`"transposeAt"`): at the next
+    /// section (true), at once (false); nil: at the next section when the song has any.
+    public var transposeAtSection: Bool?
 
     public init() {}
 
