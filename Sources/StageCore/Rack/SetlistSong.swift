@@ -7,7 +7,7 @@
 /// loop), the key the `key` setting of every unit whose type has one (harmony, tune).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
-    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "lyrics"]
+    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "lyrics", "cues"]
 
     /// The track file, resolved against the setlist's folder; nil: the rack's own.
     public var track: String?
@@ -69,6 +69,13 @@ public struct SetlistSong: Sendable, Equatable {
             }
         }
         song.timeline = SongTimeline.read(e, path: path, report: report)
+        if let c = e["cues"], c.value.bool != false {
+            report(c.value.location, "\(path).cues", "can only be false (no spoken cues in this song)")
+        }
+        for i in song.timeline.sections.indices {
+            if e["cues"]?.value.bool == false { song.timeline.sections[i].cue = "" }
+            if let cue = song.timeline.sections[i].cue, !cue.isEmpty { song.timeline.sections[i].cue = SetlistReader.joined(folder, cue) }
+        }
         if let l = e["lyrics"] {
             if let s = l.value.string, !s.isEmpty {
                 song.lyricsFile = SetlistReader.joined(folder, s)
@@ -96,6 +103,7 @@ public struct SetlistSong: Sendable, Equatable {
             if !problems.isEmpty { throw RackError(problems) }
         }
         rack.timeline = timeline
+        rack.giveCuesToClicks()
         if let key {
             for u in rack.units.indices where typeSettings(rack.units[u].type).contains("key") {
                 rack.units[u].settings.set("key", .string(key), at: keyLocation)
