@@ -144,7 +144,11 @@ public struct SongTimeline: Sendable, Equatable {
         }
         var section = SongSection(name: name, bar: bar, beat: beat, location: node.location)
         if let c = node["cue"] {
-            if c.value.bool == false { section.cue = "" } else if let file = c.value.string, !file.isEmpty { section.cue = file } else {
+            if c.value.bool == false {
+                section.cue = ""
+            } else if let file = c.value.string, !file.isEmpty {
+                section.cue = file
+            } else {
                 report(c.value.location, "\(p).cue", "must be a sound file (relative to the setlist) spoken one bar before the section, or false")
             }
         }
