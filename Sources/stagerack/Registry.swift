@@ -6,5 +6,7 @@ import StageUnits
 
 /// Every unit type the program knows.
 enum Registry {
-    static let standard = UnitRegistry(StandardUnits.types + SynthUnits.types + LV2Units.types + PlayerUnits.types)
+    static let standard = UnitRegistry(
+        StandardUnits.types.filter { $0.name != "click" } + SynthUnits.types + LV2Units.types + PlayerUnits.types
+            + [ClickUnitType(decodeCue: { try CueDecoding.decode(path: $0, sampleRate: $1) })])
 }

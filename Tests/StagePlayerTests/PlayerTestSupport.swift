@@ -44,7 +44,10 @@ enum TrackFiles {
 
 /// Racks with a player, compiled and rendered offline (the renderer's own loop).
 enum PlayerRacks {
-    static let registry = UnitRegistry(StandardUnits.types + PlayerUnits.types)
+    /// The program's: the click speaks cues decoded by the player's reader.
+    static let registry = UnitRegistry(
+        StandardUnits.types.filter { $0.name != "click" } + PlayerUnits.types
+            + [ClickUnitType(decodeCue: { try CueDecoding.decode(path: $0, sampleRate: $1) })])
 
     /// A rack: the player `track` (with `settings`, JSON members) into the output, and a
     /// `midi.map` (JSON list items).

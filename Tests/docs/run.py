@@ -165,7 +165,7 @@ def make_audio_files(text, folder):
     of a quiet tone as WAV, then silence to a minute (libsndfile reads by content, whatever
     the extension; a cue past a file's end is an error)."""
     import math, struct, wave
-    for name in set(re.findall(r'"(?:file|track)"\s*:\s*"([^"/][^"]*)"', text)):
+    for name in set(re.findall(r'"(?:file|track|cue)"\s*:\s*"([^"/][^"]*)"', text)):
         path = os.path.join(folder, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with wave.open(path, "wb") as w:

@@ -10,7 +10,7 @@
 /// rack's `timeline` (played by its `SongClock`).
 /// Thread: control (a value).
 public struct SetlistSong: Sendable, Equatable {
-    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "lyrics", "midi", "transpose", "transposeAt"]
+    static let keys = ["track", "player", "tempo", "key", "timeSignature", "bars", "countIn", "sections", "lyrics", "midi", "transpose", "transposeAt", "cues"]
 
     /// The track file, resolved against the setlist's folder; nil: the rack's own.
     public var track: String?
@@ -106,6 +106,13 @@ public struct SetlistSong: Sendable, Equatable {
             default: report(a.value.location, "\(path).transposeAt", "must be \"section\" (the next section's first frame) or \"now\"")
             }
         }
+        if let c = e["cues"], c.value.bool != false {
+            report(c.value.location, "\(path).cues", "can only be false (no spoken cues in this song)")
+        }
+        for i in song.timeline.sections.indices {
+            if e["cues"]?.value.bool == false { song.timeline.sections[i].cue = "" }
+            if let cue = song.timeline.sections[i].cue, !cue.isEmpty { song.timeline.sections[i].cue = SetlistReader.joined(folder, cue) }
+        }
         if let l = e["lyrics"] {
             if let s = l.value.string, !s.isEmpty {
                 song.lyricsFile = SetlistReader.joined(folder, s)
@@ -133,6 +140,7 @@ public struct SetlistSong: Sendable, Equatable {
             if !problems.isEmpty { throw RackError(problems) }
         }
         rack.timeline = timeline
+        rack.giveCuesToClicks()
         for u in rack.units.indices where typeSettings(rack.units[u].type).contains("key") {
             // The song's key (or the unit's own), moved by the song's transpose.
             guard let own = key ?? rack.units[u].settings.node("key")?.string else { continue }

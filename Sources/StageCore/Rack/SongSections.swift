@@ -8,6 +8,10 @@ public struct SongSection: Sendable, Equatable {
     public var bar: Int
     public var beat: Int
     public var actions: [SectionAction]
+    /// The spoken cue one bar before it (`"cue"`): nil, the shipped cue for its name
+    /// (`cues/NAME.flac` beside the rack); a file (resolved against the setlist's folder);
+    /// "" none (`"cue": false`, or the song's `"cues": false`).
+    public var cue: String?
     public var location: SourceLocation?
 
     public init(name: String, bar: Int, beat: Int, actions: [SectionAction] = [], location: SourceLocation? = nil) {
@@ -77,7 +81,7 @@ public struct SongTimeline: Sendable, Equatable {
 
     public init() {}
 
-    static let sectionKeys = ["name", "at", "actions", "comment"]
+    static let sectionKeys = ["name", "at", "actions", "cue", "comment"]
 
     /// Reads `"timeSignature"`, `"bars"` and `"sections"` of setlist entry `e`.
     static func read(_ e: JSONNode, path: String, report: (SourceLocation?, String, String) -> Void) -> SongTimeline {
@@ -147,6 +151,15 @@ public struct SongTimeline: Sendable, Equatable {
             return nil
         }
         var section = SongSection(name: name, bar: bar, beat: beat, location: node.location)
+        if let c = node["cue"] {
+            if c.value.bool == false {
+                section.cue = ""
+            } else if let file = c.value.string, !file.isEmpty {
+                section.cue = file
+            } else {
+                report(c.value.location, "\(p).cue", "must be a sound file (relative to the setlist) spoken one bar before the section, or false")
+            }
+        }
         if let a = node["actions"] {
             guard let items = a.value.elements else {
                 report(a.value.location, "\(p).actions", "must be a list such as [\"snapshot chorus\", \"backing.play\", \"talk off\"]")

@@ -8,8 +8,14 @@ import Glibc
 /// clock (`SongClock`: the tempo precedence, the time signature, the count-in, the section
 /// jumps), the downbeat higher and louder. It plays wherever the rack connects it (a
 /// monitor output or a monitor mix), never anywhere else: a rack without one has no click.
+/// It also speaks the song's cues (`ClickCues`) one bar before their sections, decoded at
+/// load by `decodeCue` (the player's libsndfile reader, given by the program; without one,
+/// the shipped cues are left out and a named cue file is an error).
 public struct ClickUnitType: UnitType {
-    public init() {}
+    /// Decodes a sound file to mono samples at a rate (control thread); throws naming the file.
+    public typealias CueDecoder = @Sendable (_ path: String, _ sampleRate: Double) throws -> [Float]
+    let decodeCue: CueDecoder?
+    public init(decodeCue: CueDecoder? = nil) { self.decodeCue = decodeCue }
     public var name: String { "click" }
     public var summary: String { "a click on the song's beats (accented downbeat), for a monitor output" }
     public func parameters(_ settings: UnitSettings) -> [ParameterSpec] {
@@ -22,10 +28,21 @@ public struct ClickUnitType: UnitType {
                 help: "click on every beat, or only in the song's count-in"),
         ]
     }
+    public var settings: [SettingSpec] {
+        [
+            SettingSpec(
+                key: RackDescription.songCuesKey, kind: .custom("set by the setlist song"),
+                help: "the song's spoken cues (set from the setlist's sections; see \"Spoken cues\")")
+        ]
+    }
     public func layout(_ settings: UnitSettings, _ context: UnitBuildContext) -> BusLayout {
         BusLayout(inputs: [], outputs: [.channels(1)])
     }
-    public func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit { ClickUnit() }
+    public func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit {
+        let unit = ClickUnit()
+        unit.cues = try ClickCues(settings, sampleRate: context.sampleRate, decode: decodeCue)
+        return unit
+    }
 }
 
 /// Plays a decaying tone from the first frame of each beat the engine's song clock lists
@@ -45,6 +62,10 @@ public final class ClickUnit: RackUnit {
     var decay: Float = 1
     var envelope: Float = 0
     var length = 0
+    /// The song's spoken cues, and the one sounding (its index, samples played).
+    var cues = ClickCues()
+    var cue = -1
+    var cuePosition = 0
 
     public init() {}
 
@@ -53,7 +74,10 @@ public final class ClickUnit: RackUnit {
         decay = powf(0.001, 1 / Float(length))  // −60 dB over the click
     }
 
-    public func reset() { age = Int.max }
+    public func reset() {
+        age = Int.max
+        cue = -1
+    }
 
     public func render(_ context: RenderContext) {
         let out = context.outputs[0][0]
@@ -73,6 +97,32 @@ public final class ClickUnit: RackUnit {
             amplitude = beat.isDownbeat ? level : level * 0.5
         }
         play(into: out, from: i, to: n)
+        if cues.count > 0 { speak(into: out, context, level: level) }
+    }
+
+    /// Adds the song's cues to `out`: a cue starts on the frame of the beat one bar before
+    /// its section (`ClickCues.beats`) and plays to its end at the click's level. Thread: render.
+    func speak(into out: UnsafeMutablePointer<Float>, _ context: RenderContext, level: Float) {
+        var i = 0
+        for beat in context.songBeats {
+            let at = Int(beat.frame - context.sampleTime)
+            guard at >= 0, at < context.frameCount, let c = cues.index(ofBeat: beat.beat) else { continue }
+            mixCue(into: out, from: i, to: at, level: level)
+            i = at
+            cue = c
+            cuePosition = 0
+        }
+        mixCue(into: out, from: i, to: context.frameCount, level: level)
+    }
+
+    @inline(__always)
+    func mixCue(into out: UnsafeMutablePointer<Float>, from: Int, to: Int, level: Float) {
+        guard cue >= 0 else { return }
+        let samples = cues.samples(cue)
+        let count = min(to - from, samples.count - cuePosition)
+        for k in 0..<max(count, 0) { out[from + k] += level * samples[cuePosition + k] }
+        cuePosition += max(count, 0)
+        if cuePosition >= samples.count { cue = -1 }
     }
 
     /// Writes the sounding click (or silence) into `out[from..<to]`. Thread: render.
