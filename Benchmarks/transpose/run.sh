@@ -12,7 +12,7 @@
 #   (default: every setting of transpose_options.h at +1 -2 +5 -5; figures in README.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-OUT=.build/bench-transpose
+OUT=${OUT:-.build/bench-transpose}  # its own folder per concurrent run
 mkdir -p "$OUT"
 flags="$(pkg-config --cflags --libs rubberband) -lm"
 gcc -O2 -o "$OUT/transpose-bench" Benchmarks/transpose/transpose_bench.c $flags

@@ -22,8 +22,18 @@ static const Variant variants[] = {
     {"r2short", RubberBandOptionEngineFaster | RubberBandOptionWindowShort | TOGETHER},
     {"r2hq-smooth-indep", RubberBandOptionEngineFaster | RubberBandOptionPitchHighQuality
         | RubberBandOptionTransientsSmooth | RubberBandOptionPhaseIndependent | TOGETHER},
+    {"r2hq-smooth", RubberBandOptionEngineFaster | RubberBandOptionPitchHighQuality
+        | RubberBandOptionTransientsSmooth | TOGETHER},
+    {"r2hq-indep", RubberBandOptionEngineFaster | RubberBandOptionPitchHighQuality
+        | RubberBandOptionPhaseIndependent | TOGETHER},
+    {"r2hq-mixed-indep", RubberBandOptionEngineFaster | RubberBandOptionPitchHighQuality
+        | RubberBandOptionTransientsMixed | RubberBandOptionPhaseIndependent | TOGETHER},
+    {"r2-smooth-indep", RubberBandOptionEngineFaster | RubberBandOptionTransientsSmooth
+        | RubberBandOptionPhaseIndependent | TOGETHER},
     {"r2apart", RubberBandOptionEngineFaster},
     {"r2hq-apart", RubberBandOptionEngineFaster | RubberBandOptionPitchHighQuality},
+    {"r2hq-smooth-indep-apart", RubberBandOptionEngineFaster | RubberBandOptionPitchHighQuality
+        | RubberBandOptionTransientsSmooth | RubberBandOptionPhaseIndependent},
     {"r3short-apart", RubberBandOptionEngineFiner | RubberBandOptionWindowShort},
 };
 
