@@ -1,13 +1,14 @@
 /* The player's transpose as its disk thread runs it (Sources/StagePlayer/TrackTransposer):
-   librubberband R3, real-time mode, stereo, channels together, one thread, fed 1024-frame
-   blocks, output retrieved as it comes. Input: SECONDS of a stereo mix (a 440 Hz sine, a
-   harmonic tone on 220 Hz, a click every 250 ms). Usage: transpose_bench SEMITONES
+   librubberband in real-time mode with one of the settings of transpose_options.h (R3,
+   R3's short window, R2 and its options), stereo, channels together, one thread, fed
+   1024-frame blocks, output retrieved as it comes. Input: SECONDS of a stereo mix (a 440 Hz sine, a
+   harmonic tone on 220 Hz, a click every 250 ms). Usage: transpose_bench VARIANT SEMITONES
    (0: the copy alone, the baseline). Built by run.sh with gcc -O2 into .build/; counted
    by callgrind. Prints: semitones frames */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <rubberband/rubberband-c.h>
+#include "transpose_options.h"
 
 #define RATE 48000
 #define SECONDS 4
@@ -17,7 +18,9 @@
 static float left[TOTAL], right[TOTAL], outL[BLOCK], outR[BLOCK];
 
 int main(int argc, char **argv) {
-    int semitones = argc > 1 ? atoi(argv[1]) : 5;
+    long options = variantOptions(argc > 1 ? argv[1] : "r3");
+    int semitones = argc > 2 ? atoi(argv[2]) : 5;
+    if (options < 0) { fprintf(stderr, "no such variant: %s\n", argv[1]); return 2; }
     for (int i = 0; i < TOTAL; i++) {
         double t = (double)i / RATE;
         double click = fmod(t, 0.25) < 0.05 ? exp(-fmod(t, 0.25) / 0.004) * sin(2 * M_PI * 1500 * t) : 0;
@@ -30,9 +33,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < TOTAL; i++) sink += left[i] + right[i];
         produced = TOTAL;
     } else {
-        RubberBandOptions o = RubberBandOptionProcessRealTime | RubberBandOptionEngineFiner
-            | RubberBandOptionChannelsTogether | RubberBandOptionThreadingNever;
-        RubberBandState s = rubberband_new(RATE, 2, o, 1.0, pow(2.0, semitones / 12.0));
+        RubberBandState s = rubberband_new(RATE, 2, (RubberBandOptions)options, 1.0, pow(2.0, semitones / 12.0));
         rubberband_set_max_process_size(s, BLOCK);
         for (int pos = 0; pos < TOTAL; pos += BLOCK) {
             const float *in[2] = {left + pos, right + pos};
