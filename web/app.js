@@ -66,6 +66,8 @@ function receive(m) {
       showMeterDetails(m);
       lyricsFollowMeters(m);
       if ("readouts" in m) showReadouts(m);
+      // Talk as the engine has it (a MIDI button or a section may have switched it).
+      if ("talk" in m && page.state && page.state.talk !== m.talk) { page.state.talk = m.talk; showTalk(); }
       if ("tempo" in m) {
         page.engineTempo = { bpm: m.tempo, source: m.tempoSource, linkPeers: m.link ? m.link.peers : null };
         if (page.state) showTempo();

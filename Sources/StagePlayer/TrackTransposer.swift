@@ -12,9 +12,11 @@ import Musl
 /// is fed as its preferred padding and dropped, offline-style: the disk thread runs ahead, so
 /// nothing of the shifter's latency reaches the output).
 ///
-/// Engine: R3 (`EngineFiner`: pitch exact to 0.002 cent in the tests) with its short window
-/// (`WindowShort`: 0.55 billion instructions a second of audio against 1.44 with the standard
-/// window, callgrind; about a third of a Raspberry Pi 4 core; Benchmarks/transpose), in
+/// Engine: R3 (`EngineFiner`: pitch exact to 0.002 cent in the tests) with its standard
+/// window (1.32–1.44 billion instructions a second of audio, callgrind: most of a Raspberry
+/// Pi 4 core; Benchmarks/transpose). Its short window (`WindowShort`, 0.50–0.53 billion)
+/// meets every test with Debian 12's librubberband 3.1.2 but not with Debian 13's 3.3.0
+/// (Pi OS trixie's): there +5 semitones measured 1,114 cents off; so not used. In
 /// real-time mode (fed in steps as the disk reads), formants shifted with the pitch
 /// (preserving them took a sine 11 dB down at +5), channels together (the mix's stereo
 /// image kept), one thread (the disk thread; deterministic output). R2 (`EngineFaster`) is
@@ -93,7 +95,7 @@ final class TrackTransposer {
     /// A shifter: R3 with its short window, real time, channels together, on the calling
     /// thread only.
     private static func makeShifter(sampleRate: Double, semitones: Int, blockFrames: Int) -> OpaquePointer {
-        let engine: Int32 = Int32(RubberBandOptionEngineFiner.rawValue) | Int32(RubberBandOptionWindowShort.rawValue)
+        let engine: Int32 = Int32(RubberBandOptionEngineFiner.rawValue)
         let options: Int32 =
             Int32(RubberBandOptionProcessRealTime.rawValue) | engine
             | Int32(RubberBandOptionChannelsTogether.rawValue) | Int32(RubberBandOptionThreadingNever.rawValue)

@@ -254,6 +254,9 @@ public struct RemoteMeters: Sendable, Equatable {
     public var sectionIndex: Int?
     /// The song's transpose in semitones (`SongTranspose`); nil: nothing to transpose.
     public var transpose: Int?
+    /// Talk as the engine has it (`RackPlayer.playingTalk`): whoever switched it (MIDI, a
+    /// section, the page, OSC). nil: not known.
+    public var talk: Bool?
     public var gainReduction: [GainReduction] = []
     /// A unit's read-only values (`UnitReadout`: the tuner's note, an LV2 plugin's outputs),
     /// formatted on the main thread: `text` as `play --status` shows it, `values` by name.

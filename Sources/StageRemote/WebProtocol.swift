@@ -215,9 +215,10 @@ public enum WebProtocol {
     }
 
     /// `"section":"verse","nextSection":"chorus","sectionIndex":1,` when the song has
-    /// sections, else nothing; then `"transpose":2,` when the song can be transposed.
+    /// sections, else nothing; then `"transpose":2,` when the song can be transposed, and
+    /// `"talk":true,` (the engine's Talk) when known.
     static func sectionFields(_ m: RemoteMeters) -> String {
-        let transpose = m.transpose.map { "\"transpose\":\($0)," } ?? ""
+        let transpose = (m.transpose.map { "\"transpose\":\($0)," } ?? "") + (m.talk.map { "\"talk\":\($0)," } ?? "")
         guard m.section != nil || m.nextSection != nil else { return transpose }
         return "\"section\":\(m.section.map(quote) ?? "null"),\"nextSection\":\(m.nextSection.map(quote) ?? "null"),"
             + "\"sectionIndex\":\(m.sectionIndex.map(String.init) ?? "null")," + transpose

@@ -176,7 +176,7 @@ struct RemoteMeterFeed {
 
     func publish(
         _ s: LiveAudio.Status, hasCapture: Bool, link: LinkStatus?, gainReduction: [UnitMeterReading], readouts: [UnitReadoutReading],
-        section: (current: String?, next: String?)?, sectionIndex: Int?, transpose: Int? = nil, to hub: RemoteHub
+        section: (current: String?, next: String?)?, sectionIndex: Int?, transpose: Int? = nil, talk: Bool? = nil, to hub: RemoteHub
     ) {
         var m = RemoteMeters()
         m.peakIn = hasCapture ? s.peakIn : nil
@@ -195,6 +195,7 @@ struct RemoteMeterFeed {
         m.nextSection = section?.next
         m.sectionIndex = sectionIndex
         m.transpose = transpose
+        m.talk = talk
         hub.publishMeters(m)
     }
 }

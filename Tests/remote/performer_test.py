@@ -10,6 +10,7 @@ value typed in after a long press.
 Screenshots go to out/remote/ (STAGERACK_PERFORMER_SHOTS); with STAGERACK_DOCS_SHOT set,
 the phone's performer view is also saved there (docs/performer-view.png).
 Run by Tests/remote/run.sh (make remote-test)."""
+import json
 import math
 import os
 import socket
@@ -261,18 +262,35 @@ def test_tuner_readout():
     figures["readout"] = driver.find_element(By.ID, "readouts").text
 
 
+def engine_talk():
+    """Talk as the engine has it, from the next meters message of a client of its own."""
+    c = connect("ws://127.0.0.1:%d/" % web_port, origin="http://127.0.0.1:%d" % web_port, open_timeout=5)
+    try:
+        c.send(json.dumps({"type": "login", "pin": PIN}))
+        c.send(json.dumps({"type": "meters", "on": True}))
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            m = json.loads(c.recv(timeout=5))
+            if m.get("type") == "meters" and "talk" in m:
+                return m["talk"]
+        return None
+    finally:
+        c.close()
+
+
 def test_talk():
-    """Talk from the page: the delay's and reverb's feed to 0 (their tails ring out) and the
-    harmony bypassed; the button lit; again, everything back."""
+    """Talk from the page: the engine's Talk on (it takes the delay's and reverb's feed to 0
+    and bypasses the harmony: TalkStateTests measure that) and the button lit; again, off.
+    The page's button follows the engine's Talk from the meters."""
     talk = driver.find_element(By.ID, "talk")
     assert talk.get_attribute("aria-pressed") == "false"
+    assert engine_talk() is False
     talk.click()
     wait.until(lambda d: d.find_element(By.ID, "talk").get_attribute("aria-pressed") == "true")
-    wait_until(lambda: osc_value("/stagerack/param/delay/feed") == 0 and osc_value("/stagerack/param/reverb/feed") == 0,
-               what="delay and reverb feed 0")
+    wait_until(lambda: engine_talk() is True, what="the engine's Talk on (meters)")
     talk.click()
     wait.until(lambda d: d.find_element(By.ID, "talk").get_attribute("aria-pressed") == "false")
-    wait_until(lambda: osc_value("/stagerack/param/delay/feed") == 100, what="delay feed back to 100")
+    wait_until(lambda: engine_talk() is False, what="the engine's Talk off (meters)")
 
 
 def test_follows_osc_within_100_ms():

@@ -99,6 +99,12 @@ public final class RackPlayer: @unchecked Sendable {
     /// (`TempoSource.rawValue`, −1: none gives one). Render thread stores, any thread reads.
     let tempoBits = Atomic<UInt64>(TempoSources.fallback.bitPattern)
     let tempoSourceRaw = Atomic<Int32>(-1)
+    /// The playing rack's Talk (`RenderEngine.talkIsOn`) after the last block. Render thread
+    /// stores, any thread reads.
+    let talkOn = Atomic<Bool>(false)
+
+    /// Whether Talk is on in the playing rack, as of the last block rendered. Thread: any.
+    public var playingTalk: Bool { talkOn.load(ordering: .relaxed) }
 
     /// The tempo the playing rack follows and where it comes from (`RenderEngine.tempo`), as
     /// of the last block rendered. Thread: any.
@@ -235,6 +241,7 @@ public final class RackPlayer: @unchecked Sendable {
         if let session { proposeTempo(session) }
         tempoBits.store(current.tempo.bitPattern, ordering: .relaxed)
         tempoSourceRaw.store(current.tempoSource?.rawValue ?? -1, ordering: .relaxed)
+        talkOn.store(current.talkIsOn, ordering: .relaxed)
         for k in 0..<Self.maxTails where tails[k].active { renderTail(k, frames: n, input: input, output: output) }
         if fadeOutRequested.load(ordering: .relaxed) { applyStopFade(frames: n, output: output) }
         sampleTime += Int64(n)
