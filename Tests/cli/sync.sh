@@ -142,8 +142,11 @@ PY
   # next state puts B back on song 3.
   local replayed_at
   replayed_at=$(grep -n 'refused a replayed message' "$WORK/b.log" | head -1 | cut -d: -f1)
+  # tail's output captured before it is searched (`| grep -q` fails at random under pipefail)
+  local after_replay
   wait_for_line "$WORK/b.log" '^info: sync: catching up with the leader: song 3' 3 \
-    && tail -n +"$replayed_at" "$WORK/b.log" | grep -q 'catching up with the leader: song 3' || { kill $a $b $c; wait; return 1; }
+    && after_replay=$(tail -n +"$replayed_at" "$WORK/b.log") \
+    && [[ $after_replay == *'catching up with the leader: song 3'* ]] || { kill $a $b $c; wait; return 1; }
   wait $a; local ra=$?
   wait $b; local rb=$?
   wait $c; local rc=$?
