@@ -11,8 +11,8 @@
 #   synth, player, LV2: the RMS level within 0.5 dB), the flush-to-zero shim (FPCR.FZ)
 #   compiled and run in the root.
 # Unit tests: not run by default. Building them under emulation is a second build of every
-# module with the test targets (another hour or more here); ARM64_TESTS='a --filter' builds
-# them and runs that filter. Run as root.
+# module with the test targets (another hour or more here, started beside the release build);
+# ARM64_TESTS='a --filter' builds them and runs that filter. Run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/trixie/lib.sh   # step, compare_demos
@@ -34,7 +34,20 @@ swift_version() {
   ARM64_TIMEOUT=300 in_arm64 "$root" 'uname -m; swift --version 2>&1 | head -1; case "$(swift --version 2>&1)" in *"version 6.0"*) ;; *) echo "not Swift 6.0" >&2; exit 1;; esac'
 }
 step "Debian's Swift in the arm64 root is 6.0.x" swift_version
-step "release build for aarch64 (emulated, -j ${ARM64_JOBS:-2})" scripts/arm64/build.sh "$root"
+sync_source() {
+  mkdir -p "$root/work/stagerack"
+  git ls-files -co --exclude-standard | rsync -a --delete-missing-args --files-from=- ./ "$root/work/stagerack/"
+}
+step "the source synced into the root" sync_source
+# The test build starts beside the release build: with whole-module optimisation swift-build
+# compiles one module at a time along the dependency chain, so one core is mostly idle.
+tests_pid=""
+if [[ $TESTS != none ]]; then
+  ARM64_SYNCED=1 scripts/arm64/build.sh "$root" tests 2>"$out/build-tests.progress" &
+  tests_pid=$!
+  echo "the test build started beside the release build (its progress: $out/build-tests.progress)" >&2
+fi
+step "release build for aarch64 (emulated, -j ${ARM64_JOBS:-2})" env ARM64_SYNCED=1 scripts/arm64/build.sh "$root"
 BIN=$root/work/build/release/stagerack
 
 # The linker of Debian's swiftlang on aarch64 put code and data in one LOAD segment with RWX
@@ -106,8 +119,11 @@ run_tests() {
     echo "unit tests skipped: building the test targets under emulation is a second build of every module (an hour or more here); ARM64_TESTS='FILTER' runs them" >&2
     return 0
   fi
-  ARM64_TIMEOUT=${ARM64_BUILD_TIMEOUT:-7200} ARM64_NICE=10 in_arm64 "$root" "cd /work/stagerack && swift build -c release --build-tests -j ${ARM64_JOBS:-2} --scratch-path /work/build-tests && swift test -c release --skip-build --scratch-path /work/build-tests --filter '$TESTS'" > "$out/unit-tests.log" 2>&1
-  local rc=$?
+  local rc=0
+  wait "$tests_pid" || rc=$?
+  cat "$out/build-tests.progress" >&2
+  ((rc == 0)) || { echo "the test build failed (.build/check-arm64/build-tests.log)" >&2; return $rc; }
+  ARM64_TIMEOUT=${ARM64_TEST_TIMEOUT:-3600} ARM64_NICE=10 in_arm64 "$root" "cd /work/stagerack && swift test -c release --skip-build --scratch-path /work/build-tests --filter '$TESTS'" > "$out/unit-tests.log" 2>&1 || rc=$?
   grep -E ': error: |Fatal error|Executed [0-9]+ tests' "$out/unit-tests.log" | cut -c1-300 | tail -20 >&2 || true
   return $rc
 }

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# scripts/arm64/build.sh ROOT: the stagerack release build for aarch64 with Debian's swiftlang,
-# in the arm64 root under proot + qemu-aarch64-static (scripts/arm64/lib.sh), niced. The source
-# is synced into ROOT/work/stagerack (rsync: unchanged files keep their inode and mtime, so a
-# second run is incremental); the build folder ROOT/work/build stays between runs.
+# scripts/arm64/build.sh ROOT [tests]: the stagerack release build for aarch64 with Debian's
+# swiftlang, in the arm64 root under proot + qemu-aarch64-static (scripts/arm64/lib.sh), niced.
+# The source is synced into ROOT/work/stagerack (rsync: unchanged files keep their inode and
+# mtime, so a second run is incremental; ARM64_SYNCED=1 skips it, for a second build started
+# beside the first); the build folder ROOT/work/build stays between runs.
+# With `tests`: every module and the test targets (`--build-tests`, -enable-testing, so a build
+# of its own) in ROOT/work/build-tests, logged in .build/check-arm64/build-tests.log.
 # The link flags are make deb's (lld, build ID, full RELRO) and -z separate-code: with GNU ld
 # and without it the aarch64 link put code and data in one LOAD segment with RWX permissions,
 # and GNU ld made no GNU_RELRO segment at all (Swift 6.0.3 flags some .rodata writable);
@@ -12,13 +15,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/arm64/lib.sh
-root=${1:?usage: scripts/arm64/build.sh ROOT}
-log=.build/check-arm64/build.log
+ARM64_LINK_FLAGS="-Xswiftc -use-ld=lld -Xlinker --build-id=sha1 -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xlinker -z -Xlinker separate-code"
+root=${1:?usage: scripts/arm64/build.sh ROOT [tests]}
+if [[ ${2:-} == tests ]]; then
+  log=.build/check-arm64/build-tests.log
+  what="--build-tests --scratch-path /work/build-tests"
+else
+  log=.build/check-arm64/build.log
+  what="--product stagerack $ARM64_LINK_FLAGS --scratch-path /work/build"
+fi
 mkdir -p .build/check-arm64 "$root/work/stagerack"
 arm64_tools
 command -v rsync >/dev/null || { echo "arm64: rsync is missing: apt-get install rsync" >&2; exit 2; }
-git ls-files -co --exclude-standard | rsync -a --delete-missing-args --files-from=- ./ "$root/work/stagerack/"
-ARM64_LINK_FLAGS="-Xswiftc -use-ld=lld -Xlinker --build-id=sha1 -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xlinker -z -Xlinker separate-code"
+[[ ${ARM64_SYNCED:-} == 1 ]] || git ls-files -co --exclude-standard | rsync -a --delete-missing-args --files-from=- ./ "$root/work/stagerack/"
 
 # qemu-user (Debian 12's 7.2) now and then deadlocks a child that swift-build has just
 # forked (a posix_spawn that qemu turns into a fork): the child waits on a futex forever and
@@ -52,7 +61,7 @@ rc=1
 for ((attempt = 1; attempt <= attempts; attempt++)); do
   echo "== attempt $attempt, $(date -u +%H:%M:%S)" >> "$log"
   ARM64_TIMEOUT=${ARM64_BUILD_TIMEOUT:-5400} ARM64_NICE=10 in_arm64 "$root" \
-    "cd /work/stagerack && swift build -c release --product stagerack -j ${ARM64_JOBS:-2} $ARM64_LINK_FLAGS --scratch-path /work/build" \
+    "cd /work/stagerack && swift build -c release -j ${ARM64_JOBS:-2} $what" \
     >> "$log" 2>&1 &
   pid=$!
   killed=0 last=""
@@ -61,7 +70,7 @@ for ((attempt = 1; attempt <= attempts; attempt++)); do
     for _ in 1 2 3 4 5 6; do sleep 10; kill -0 $pid 2>/dev/null || break; done
     k=$(kill_stuck_children "$pid"); killed=$((killed + k))
     p=$(grep -o '^\[[0-9]*/[0-9]*\][^(]*' "$log" 2>/dev/null | tail -1 | cut -c1-100 || true)
-    [[ -n $p && $p != "$last" ]] && echo "   $(date -u +%H:%M:%S) $p" >&2
+    [[ -n $p && $p != "$last" ]] && echo "   $(date -u +%H:%M:%S) ${2:+$2: }$p" >&2
     last=$p
   done
   rc=0; wait $pid || rc=$?
