@@ -156,7 +156,8 @@ check-arm64: build
 # out/deb/stagerack_VERSION_ARCH.deb and its -dbgsym, lintian without errors
 # (out/deb/lintian.txt). deb-test also installs, runs and purges it in a fresh Debian 13.
 # ARCH=arm64 (on amd64): built in the emulated arm64 root of check-arm64 (the same build),
-# Depends from dpkg-shlibdeps over that root's libraries, this machine's lintian; no deb-test.
+# Depends from dpkg-shlibdeps over that root's libraries, this machine's lintian; deb-test
+# ARCH=arm64 installs it with apt in a bare arm64 trixie, every step under emulation.
 deb:
 	scripts/make-deb.sh
 

@@ -9,8 +9,9 @@
 # `stagerack render --demo` as the service user, apt purge leaves nothing. Run as root.
 # ARCH: the machine's (amd64), or arm64 on an amd64 machine: built in the emulated arm64 root
 # of make check-arm64 (scripts/deb/build-arm64.sh; the first build takes most of an hour),
-# checked with this machine's lintian; --test is not done for arm64 (apt and the maintainer
-# scripts would run under emulation in a fresh arm64 root: not written).
+# checked with this machine's lintian; --test then installs it in a bare arm64 trixie
+# (scripts/arm64/root.sh base, an overlay thrown away afterwards) with apt, its maintainer
+# scripts and every check above run under emulation (qemu-aarch64-static under proot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/trixie/lib.sh
@@ -19,8 +20,8 @@ ARCH=${ARCH:-$(dpkg --print-architecture)}
 test_it=false; [[ ${1:-} == --test ]] && test_it=true
 [[ $(id -u) -eq 0 ]] || { echo "make deb: needs root (it builds in a chroot)" >&2; exit 2; }
 total0=$(date +%s)
+trap 'trixie_fresh_cleanup' EXIT INT TERM
 if [[ $ARCH == arm64 && $(dpkg --print-architecture) == amd64 ]]; then
-  $test_it && { echo "make deb-test: ARCH=arm64: not done (installing it would run apt and its maintainer scripts under emulation in a fresh arm64 root); make deb ARCH=arm64 builds it" >&2; exit 2; }
   command -v lintian >/dev/null || { echo "make deb ARCH=arm64: lintian is missing on this machine (the arm64 root has none): apt-get install lintian" >&2; exit 2; }
   root=""
   get_arm64_root() { root=$(scripts/arm64/root.sh); }
@@ -42,16 +43,10 @@ if [[ $ARCH == arm64 && $(dpkg --print-architecture) == amd64 ]]; then
     ls -l "$OUT_DIR"/*_arm64.deb >&2
   }
   step "packages moved to $OUT_DIR" deliver_arm64
-  echo "make deb: done" >&2
-  printf '  %s\n' "${STEP_TIMES[@]}" >&2
-  echo "  total: $(( $(date +%s) - total0 )) s" >&2
-  exit 0
-fi
-if [[ $ARCH != "$(dpkg --print-architecture)" ]]; then
+elif [[ $ARCH != "$(dpkg --print-architecture)" ]]; then
   echo "make deb: ARCH=$ARCH is not supported here (this machine is $(dpkg --print-architecture); arm64 is built on amd64 under emulation)" >&2
   exit 2
-fi
-trap 'trixie_fresh_cleanup' EXIT INT TERM
+else
 buildroot=""
 get_root() { buildroot=$(scripts/trixie/root.sh build); }
 step "the trixie build root (cached, made if stale)" get_root
@@ -80,15 +75,25 @@ deliver() {
   ls -l "$OUT_DIR"/*.deb >&2
 }
 step "packages moved to $OUT_DIR" deliver
+fi
 
 if $test_it; then
   trixie_fresh_cleanup
   base=""
-  get_base() { base=$(scripts/trixie/root.sh base); }
-  step "the bare trixie root (cached, made if stale)" get_base
-  fresh_copy "$base"
-  t=$FRESH
-  trixie_mount "$t"
+  if [[ $ARCH == "$(dpkg --print-architecture)" ]]; then
+    get_base() { base=$(scripts/trixie/root.sh base); }
+    step "the bare trixie root (cached, made if stale)" get_base
+    fresh_copy "$base"
+    t=$FRESH
+    trixie_mount "$t"
+  else
+    # arm64 on amd64: every command below runs in the bare arm64 root under emulation
+    get_base() { base=$(scripts/arm64/root.sh base); }
+    step "the bare trixie arm64 root (cached, made if stale)" get_base
+    fresh_copy "$base"
+    t=$FRESH
+    in_root() { ARM64_TIMEOUT=3600 in_arm64 "$@"; }
+  fi
   deb=$(ls "$OUT_DIR"/stagerack_*_"$ARCH".deb)
   cp "$deb" "$t/tmp/"
   in_root "$t" 'find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/lib/systemd/deb-systemd-helper-enabled -o -path /etc/ld.so.cache \) -prune -o -print | sort > /tmp/before.txt'

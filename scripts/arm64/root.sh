@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# Makes (or reuses) the Debian 13 "trixie" arm64 root of make check-arm64, prints its path.
-# mmdebstrap --variant=extract unpacks the packages of scripts/arm64/root.packages (and their
-# dependencies) natively: no emulated second stage (debootstrap's crawls under qemu), no
-# maintainer scripts; scripts/arm64/configure-root.sh then sets up what must run (ld.so.cache,
-# the swift link). Cached under .build/arm64-root; made again when the package list, the
-# mirror or ROOT_FORMAT changes (a hash in its stamp) or when it is broken (no stamp). Built
-# under a .new name, moved in place only when complete. Needs root (mmdebstrap --mode=root).
+# scripts/arm64/root.sh [build|base]: makes (or reuses) a Debian 13 "trixie" arm64 root, prints
+# its path. `build` (the default): make check-arm64's, with Debian's Swift and the -dev packages
+# (scripts/arm64/root.packages, .build/arm64-root). `base`: a bare trixie with systemd, where
+# make deb-test ARCH=arm64 installs the package with apt under emulation
+# (scripts/arm64/base.packages, .build/arm64-base).
+# mmdebstrap --variant=extract unpacks the packages of the list (and their dependencies)
+# natively: no emulated second stage (debootstrap's crawls under qemu), no maintainer scripts;
+# scripts/arm64/configure-root.sh then sets up what must run (ld.so.cache, the swift link, dpkg's
+# database). Cached; made again when the package list, the mirror or ROOT_FORMAT changes (a
+# hash in its stamp) or when it is broken (no stamp). Built under a .new name, moved in place
+# only when complete. Needs root (mmdebstrap --mode=root).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/trixie/lib.sh  # trixie_remove
 . scripts/arm64/lib.sh   # in_arm64 (ldconfig under emulation)
-list=scripts/arm64/root.packages
+flavour=${1:-build}
+case $flavour in
+  build) list=scripts/arm64/root.packages; root=$PWD/.build/arm64-root; ready=usr/libexec/swift/bin/swift-frontend ;;
+  base) list=scripts/arm64/base.packages; root=$PWD/.build/arm64-base; ready=usr/bin/apt-get ;;
+  *) echo "arm64 root: no flavour '$flavour' (build or base)" >&2; exit 2 ;;
+esac
 MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
-root=$PWD/.build/arm64-root
 # Bump when the way the root is made changes (mmdebstrap options, configure-root.sh).
 ROOT_FORMAT=1
 key=$( { grep -v '^\s*#' "$list"; echo "$MIRROR arm64 format $ROOT_FORMAT"; } | sha256sum | cut -c1-16)
 stamp=$root/.stagerack-root
 packages=$(grep -v '^\s*#' "$list" | sed 's/#.*//' | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
-if [[ -f $stamp && $(head -1 "$stamp") == "$key" && -x $root/usr/libexec/swift/bin/swift-frontend ]]; then
+if [[ -f $stamp && $(head -1 "$stamp") == "$key" && -x $root/$ready ]]; then
   echo "$root"; exit 0
 fi
 [[ $(id -u) -eq 0 ]] || { echo "arm64 root: making $root needs root (mmdebstrap --mode=root); run as root" >&2; exit 2; }
