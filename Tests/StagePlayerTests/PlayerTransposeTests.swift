@@ -187,11 +187,25 @@ final class PlayerTransposeTests: XCTestCase {
         }
     }
 
+    /// How long the disk thread takes, now, to make the first transposed chunk: an offline
+    /// start at +5 (the render waits for that chunk), timed on the wall clock.
+    func firstChunkMilliseconds(_ path: String) throws -> Double {
+        let h = try harness(path, maxFrames: 256)
+        h.set("transpose", 5)
+        let t0 = monotonicSeconds()
+        _ = h.render(frames: 256, blockSize: 256)
+        return (monotonicSeconds() - t0) * 1000
+    }
+
     /// Live, a start while transposed has no preload at that pitch: the render thread plays
     /// silence, its position held, until the disk thread's first chunk (blocks paced at
-    /// real time). Measures that delay; it must stay under 100 ms on a loaded machine.
+    /// real time). Measures that delay against the first chunk's own time, measured in the
+    /// same run before and after (the machine's load moves both): at most twice it plus four
+    /// periods. (Beside two emulated builds: 75 ms, the chunk alone 78 ms; 149 ms once beside
+    /// three builds, which the absolute 100 ms bound this test had failed.)
     func testALiveTransposedStartWaitsOnlyForTheFirstChunk() throws {
         let tones = tonesFile(seconds: 4)
+        let before = try firstChunkMilliseconds(tones.path)
         let h = try harness(tones.path, offline: false, maxFrames: 256)
         h.set("transpose", 5)
         var out: [Float] = []
@@ -202,8 +216,10 @@ final class PlayerTransposeTests: XCTestCase {
         }
         let first = out.firstIndex { abs($0) > 0.01 } ?? out.count
         let delay: Double = Double(first) / rate * 1000
-        print("player: a transposed live start sounds \(formatNumber(delay)) ms after the press (the first chunk's time on the disk thread)")
-        XCTAssertLessThan(delay, 100, "the transposed start waited too long")
+        let chunk = max(before, try firstChunkMilliseconds(tones.path))
+        let bound: Double = 2 * chunk + 4 * 256 / rate * 1000
+        print("player: a transposed live start sounds \(formatNumber(delay)) ms after the press; the first chunk alone takes \(formatNumber(chunk)) ms now (bound \(formatNumber(bound)) ms)")
+        XCTAssertLessThan(delay, bound, "the transposed start waited for more than its first chunk")
         XCTAssertEqual((h.unit as! PlayerUnit).underruns, 0, "the wait counted as an underrun")
     }
 
