@@ -15,6 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/trixie/lib.sh
+. scripts/arm64/lib.sh   # in_arm64 (ARCH=arm64)
 OUT_DIR=${DEB_OUT:-out/deb}
 ARCH=${ARCH:-$(dpkg --print-architecture)}
 test_it=false; [[ ${1:-} == --test ]] && test_it=true
@@ -88,11 +89,13 @@ if $test_it; then
     trixie_mount "$t"
   else
     # arm64 on amd64: every command below runs in the bare arm64 root under emulation
+    # (chroot, then qemu under a proot that translates no path: scripts/arm64/lib.sh)
     get_base() { base=$(scripts/arm64/root.sh base); }
     step "the bare trixie arm64 root (cached, made if stale)" get_base
     fresh_copy "$base"
     t=$FRESH
-    in_root() { ARM64_TIMEOUT=3600 in_arm64 "$@"; }
+    trixie_mount "$t"
+    in_root() { ARM64_TIMEOUT=3600 in_arm64_chroot "$@"; }
   fi
   deb=$(ls "$OUT_DIR"/stagerack_*_"$ARCH".deb)
   cp "$deb" "$t/tmp/"

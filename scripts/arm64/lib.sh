@@ -42,3 +42,25 @@ in_arm64() {
   fi
   "${cmd[@]}"
 }
+
+# in_arm64_chroot ROOT CMD...: CMD through bash -c in ROOT entered with chroot (its /proc, /sys,
+# /dev mounted by the caller), each arm64 program run by qemu-aarch64-static under a proot that
+# translates no path (its root is the chroot's /) and without the seccomp launcher. Used where
+# the path-translating proot fails: systemd 257's tools (systemd-sysusers in maintainer
+# scripts) abort there with "Assertion 'path_is_absolute(p)' failed" (chase()), after the
+# launcher's ENOSYS for openat2/statx. The x86_64 proot, its libraries and qemu are copied
+# into ROOT (/opt/stagerack-x86, /lib64, /usr/lib/x86_64-linux-gnu): for the bare root of
+# make deb-test ARCH=arm64 only. ARM64_TIMEOUT as for in_arm64.
+in_arm64_chroot() {
+  local root=$1; shift
+  local x=$root/opt/stagerack-x86 lib
+  if [[ ! -x $x/proot ]]; then
+    mkdir -p "$x" "$root/lib64" "$root/usr/lib/x86_64-linux-gnu"
+    cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+    for lib in $(ldd "$(command -v proot)" | awk '$3 ~ /^\// { print $3 }'); do cp -L "$lib" "$root/usr/lib/x86_64-linux-gnu/"; done
+    cp "$(command -v proot)" "$(command -v qemu-aarch64-static)" "$x/"
+  fi
+  timeout --kill-after=30 "${ARM64_TIMEOUT:-3600}" chroot "$root" /opt/stagerack-x86/proot -q /opt/stagerack-x86/qemu-aarch64-static \
+    /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$*"
+}

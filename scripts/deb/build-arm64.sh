@@ -29,7 +29,17 @@ exec "$ARM64_TOOLS/proot-launch" proot -b "$root/usr/lib/aarch64-linux-gnu:/usr/
   dpkg-shlibdeps --admindir=/var/lib/arm64-dpkg -l/usr/lib/aarch64-linux-gnu "\$@"
 SH
 chmod +x "$shlibdeps"
+# help2man runs the binary (--help, --version, each command's --help): a wrapper named like it
+# that runs the arm64 one in the root under emulation.
+mkdir -p "$ARM64_TOOLS/man-bin"
+cat > "$ARM64_TOOLS/man-bin/stagerack" <<SH
+#!/bin/sh
+# the arm64 stagerack of $root, under proot + qemu-aarch64-static (make deb ARCH=arm64's manual page)
+exec "$ARM64_TOOLS/proot-launch" proot -q qemu-aarch64-static -r "$root" -b /dev -b /proc -b /sys -w / \
+  /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb /work/build/release/stagerack "\$@"
+SH
+chmod +x "$ARM64_TOOLS/man-bin/stagerack"
 swift_version=$(dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${Version}' swiftlang | sed 's/[+~-].*//')
-DEB_LAID_OUT=$root/tmp/deb DEB_ARCH=arm64 DEB_SOURCE=$PWD DEB_CROSS=aarch64-linux-gnu- \
+DEB_MAN_BINARY=$ARM64_TOOLS/man-bin/stagerack DEB_LAID_OUT=$root/tmp/deb DEB_ARCH=arm64 DEB_SOURCE=$PWD DEB_CROSS=aarch64-linux-gnu- \
   DEB_ADMINDIR=$root/var/lib/dpkg DEB_SHLIBDEPS=$shlibdeps DEB_SWIFT_VERSION=$swift_version \
   scripts/deb/build-in-root.sh

@@ -52,11 +52,13 @@ sed -i 's/^# which fills in the binary path and the user.*/# (the Debian package
   "$pkg/usr/lib/systemd/system/stagerack.service"
 install -m 644 packaging/deb/sysusers.conf "$pkg/usr/lib/sysusers.d/stagerack.conf"
 install -m 644 packaging/deb/copyright "$pkg/usr/share/doc/stagerack/copyright"
-# The manual page, made from the binary's own --help (help2man runs it, so not for an arm64
-# package laid out by the emulated build: that one still goes without, lintian says so).
-if [[ -z ${DEB_LAID_OUT:-} ]]; then
+# The manual page, made from the binary's own --help (help2man runs it; for the arm64 package
+# laid out by the emulated build, DEB_MAN_BINARY is a wrapper that runs it under emulation).
+man_bin=${DEB_MAN_BINARY:-}
+[[ -z ${DEB_LAID_OUT:-} ]] && man_bin=$bin
+if [[ -n $man_bin ]]; then
   mkdir -p "$pkg/usr/share/man/man1"
-  scripts/deb/man-page.sh "$bin" "$work/stagerack.1"
+  scripts/deb/man-page.sh "$man_bin" "$work/stagerack.1"
   gzip -9n < "$work/stagerack.1" > "$pkg/usr/share/man/man1/stagerack.1.gz"
 fi
 mkdir -p "$pkg/usr/share/lintian/overrides"
