@@ -99,7 +99,7 @@ if $test_it; then
   fi
   deb=$(ls "$OUT_DIR"/stagerack_*_"$ARCH".deb)
   cp "$deb" "$t/tmp/"
-  in_root "$t" 'find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/lib/systemd/deb-systemd-helper-enabled -o -path /etc/ld.so.cache \) -prune -o -print | sort > /tmp/before.txt'
+  in_root "$t" 'find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/lib/systemd/deb-systemd-helper-enabled -o -path /etc/ld.so.cache -o -path /host-rootfs \) -prune -o -print | sort > /tmp/before.txt'
   install_it() { in_root "$t" 'apt-get install -y -q ./tmp/'"$(basename "$deb")"' 2>&1 | tail -4; exit ${PIPESTATUS[0]}'; }
   step "apt install ./$(basename "$deb") in a fresh trixie" install_it
   # racks/lv2/x42-vocal-eq.json hosts x42's EQ: the package Suggests x42-plugins; installed here
@@ -113,11 +113,21 @@ if $test_it; then
   render_as_user() {
     in_root "$t" 'getent passwd stagerack && id stagerack && cd /tmp && runuser -u stagerack -- stagerack render /usr/share/stagerack/racks/default.json --demo --output /tmp/demo.wav 2>&1 | tail -2; exit ${PIPESTATUS[0]}'
   }
+  if [[ $ARCH != "$(dpkg --print-architecture)" ]]; then
+    # under emulation proot itself runs as the service user (see in_arm64_chroot)
+    render_as_user() {
+      local ids audio
+      ids=$(awk -F: '$1 == "stagerack" { print $3 ":" $4 }' "$t/etc/passwd")
+      audio=$(awk -F: '$1 == "audio" { print $3 }' "$t/etc/group")
+      [[ -n $ids && -n $audio ]] || { echo "no stagerack user or audio group in the root" >&2; return 1; }
+      ARM64_USER=$ids ARM64_GROUPS=${ids#*:},$audio in_root "$t" 'id; cd /tmp && stagerack render /usr/share/stagerack/racks/default.json --demo --output /tmp/demo.wav 2>&1 | tail -2; exit ${PIPESTATUS[0]}'
+    }
+  fi
   step "stagerack render --demo as the service user" render_as_user
   purge_it() {
     in_root "$t" '{ dpkg -L stagerack; echo /etc/stagerack; echo /var/lib/stagerack; echo /etc/systemd/system/multi-user.target.wants/stagerack.service; } | sort -u > /tmp/owned.txt
       apt-get purge --autoremove -y -q stagerack x42-plugins 2>&1 | tail -2
-      find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/lib/systemd/deb-systemd-helper-enabled -o -path /etc/ld.so.cache \) -prune -o -print | sort > /tmp/after.txt
+      find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/lib/systemd/deb-systemd-helper-enabled -o -path /etc/ld.so.cache -o -path /host-rootfs \) -prune -o -print | sort > /tmp/after.txt
       new=$(comm -13 /tmp/before.txt /tmp/after.txt)
       # What stagerack owned or made (files and its own folders; /usr, /etc are shared).
       left=$(while read -r f; do [ -e "$f" ] && { [ ! -d "$f" ] || echo "$f" | grep -q stagerack; } && echo "$f"; done < /tmp/owned.txt; echo "$new" | grep stagerack)

@@ -50,7 +50,9 @@ in_arm64() {
 # scripts) abort there with "Assertion 'path_is_absolute(p)' failed" (chase()), after the
 # launcher's ENOSYS for openat2/statx. The x86_64 proot, its libraries and qemu are copied
 # into ROOT (/opt/stagerack-x86, /lib64, /usr/lib/x86_64-linux-gnu): for the bare root of
-# make deb-test ARCH=arm64 only. ARM64_TIMEOUT as for in_arm64.
+# make deb-test ARCH=arm64 only. ARM64_TIMEOUT as for in_arm64. ARM64_USER=UID:GID (and
+# ARM64_GROUPS, a list of GIDs): proot and everything under it run as that user (a program that
+# changes user under proot cannot exec: proot's loader is its own, in a folder only it reads).
 in_arm64_chroot() {
   local root=$1; shift
   local x=$root/opt/stagerack-x86 lib
@@ -60,7 +62,9 @@ in_arm64_chroot() {
     for lib in $(ldd "$(command -v proot)" | awk '$3 ~ /^\// { print $3 }'); do cp -L "$lib" "$root/usr/lib/x86_64-linux-gnu/"; done
     cp "$(command -v proot)" "$(command -v qemu-aarch64-static)" "$x/"
   fi
-  timeout --kill-after=30 "${ARM64_TIMEOUT:-3600}" chroot "$root" /opt/stagerack-x86/proot -q /opt/stagerack-x86/qemu-aarch64-static \
+  local as=()
+  [[ -n ${ARM64_USER:-} ]] && as=(--userspec="$ARM64_USER" --groups="${ARM64_GROUPS:-$ARM64_USER}")
+  timeout --kill-after=30 "${ARM64_TIMEOUT:-3600}" chroot "${as[@]}" "$root" /opt/stagerack-x86/proot -q /opt/stagerack-x86/qemu-aarch64-static \
     /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$*"
 }
