@@ -34,11 +34,7 @@ swift_version() {
   ARM64_TIMEOUT=300 in_arm64 "$root" 'uname -m; swift --version 2>&1 | head -1; case "$(swift --version 2>&1)" in *"version 6.0"*) ;; *) echo "not Swift 6.0" >&2; exit 1;; esac'
 }
 step "Debian's Swift in the arm64 root is 6.0.x" swift_version
-sync_source() {
-  mkdir -p "$root/work/stagerack"
-  git ls-files -co --exclude-standard | rsync -a --delete-missing-args --files-from=- ./ "$root/work/stagerack/"
-}
-step "the source synced into the root" sync_source
+step "the source synced into the root" arm64_sync_source "$root"
 # The test build starts beside the release build: with whole-module optimisation swift-build
 # compiles one module at a time along the dependency chain, so one core is mostly idle.
 tests_pid=""

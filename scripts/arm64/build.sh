@@ -26,8 +26,7 @@ else
 fi
 mkdir -p .build/check-arm64 "$root/work/stagerack"
 arm64_tools
-command -v rsync >/dev/null || { echo "arm64: rsync is missing: apt-get install rsync" >&2; exit 2; }
-[[ ${ARM64_SYNCED:-} == 1 ]] || git ls-files -co --exclude-standard | rsync -a --delete-missing-args --files-from=- ./ "$root/work/stagerack/"
+[[ ${ARM64_SYNCED:-} == 1 ]] || arm64_sync_source "$root"
 
 # qemu-user (Debian 12's 7.2) now and then deadlocks a child that swift-build has just
 # forked (a posix_spawn that qemu turns into a fork): the child waits on a futex forever and

@@ -68,3 +68,11 @@ in_arm64_chroot() {
     /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$*"
 }
+
+# arm64_sync_source ROOT: the repository's files (tracked and untracked, not ignored) synced into
+# ROOT/work/stagerack; rsync keeps unchanged files' inode and mtime, so builds stay incremental.
+arm64_sync_source() {
+  command -v rsync >/dev/null || { echo "arm64: rsync is missing: apt-get install rsync" >&2; return 2; }
+  mkdir -p "$1/work/stagerack"
+  git ls-files -co --exclude-standard | rsync -a --delete-missing-args --files-from=- ./ "$1/work/stagerack/"
+}
