@@ -386,10 +386,10 @@ public final class RenderEngine: @unchecked Sendable {
         let u = call.unit
         if measuresSteps {
             let t0 = monotonicNanoseconds()
-            unitRefs[u].unit.render(context)
+            unitRefs[u].render(context)
             stepNanoseconds[call.step] &+= monotonicNanoseconds() &- t0
         } else {
-            unitRefs[u].unit.render(context)
+            unitRefs[u].render(context)
         }
         silence.renders[u] &+= 1
     }
@@ -400,7 +400,7 @@ public final class RenderEngine: @unchecked Sendable {
     private func renderSleeper(_ call: UnitCall) {
         let u = call.unit
         let allSilent = silence.gatherInputFlags(u)
-        let hold = Int64(max(unitRefs[u].unit.silenceHoldFrames(sampleRate: plan.sampleRate), Int(EngineSilence.grid)))
+        let hold = Int64(max(unitRefs[u].silenceHoldFrames(sampleRate: plan.sampleRate), Int(EngineSilence.grid)))
         let enabled = silence.enabled
         let n = call.frames
         var x = 0
