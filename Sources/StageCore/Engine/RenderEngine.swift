@@ -57,6 +57,8 @@ public final class RenderEngine: @unchecked Sendable {
     let blockEventCapacity: Int
     let unitEvents: UnsafeMutablePointer<UnitEvent>
     let unitEventCapacity: Int
+    /// The block's events grouped by unit (built once a block, after every event is in).
+    let unitEventLists: UnitEventLists
     /// `unit.bypass`: crossfades of each unit's output toward its input.
     let bypass: UnitBypass
     /// Units not rendered because nobody hears them or they have nothing to say; the
@@ -108,6 +110,7 @@ public final class RenderEngine: @unchecked Sendable {
         injected = .allocate(capacity: eventsPerBlock)
         unitEventCapacity = eventsPerBlock
         unitEvents = .allocate(capacity: eventsPerBlock)
+        unitEventLists = UnitEventLists(unitCount: plan.units.count, eventCapacity: blockEventCapacity)
         bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
         let silence = EngineSilence(plan: plan)
         self.silence = silence
@@ -172,6 +175,7 @@ public final class RenderEngine: @unchecked Sendable {
         if count > beforeTalk { sortEvents(count) }
         parking.takeBack()
         for e in 0..<count where blockEvents[e].kind == .resetAll { panic() }
+        unitEventLists.build(blockEvents, count: count)
         guard silence.hearing.active else {
             renderSegment(offset: 0, frames: frameCount, blockStart: blockStart, count: count)
             sampleTime = blockEnd
@@ -263,13 +267,8 @@ public final class RenderEngine: @unchecked Sendable {
         for s in 0..<steps.count {
             let step = steps[s]
             let u = step.unit
-            // Parameters: fill per-sample values, applying this unit's events at their frames.
-            let (unitEventCount, parameters) = unitRefs[u].bank { bank in
-                bank.beginBlock()
-                let n = applyUnitEvents(unit: u, bank: bank, count: count, start: start, frames: frameCount, takesLate: first)
-                bank.fill(upTo: frameCount)
-                return (n, bank.renderValues)
-            }
+            let firstEvent = unitEventLists.first(u)
+            let unitEventCount = prepareParameters(unit: u, firstEvent: firstEvent, start: start, frames: frameCount, takesLate: first)
             let skipped = silence.isUnheard(u)
             if skipped || parking.isParked(u) {
                 // Nobody hears it (EngineSilence), or a panic parked it until the control
@@ -278,28 +277,44 @@ public final class RenderEngine: @unchecked Sendable {
                 silence.outputSilent[u] = true
             } else {
                 renderStep(
-                    step, index: s, start: start, frames: frameCount, parameters: parameters,
+                    step, index: s, start: start, frames: frameCount, parameters: unitRefs[u].parameters,
                     eventCount: unitEventCount, hostInput: hostInput, offset: offset)
             }
             bypass.apply(
-                unit: u, step: step, frames: frameCount, events: blockEvents, count: count, blockStart: start,
-                takesLate: first)
-            if !skipped { silence.flagOutput(u, outputs: step.outputs, frames: frameCount, bypassIdle: bypass.isIdle(u)) }
+                unit: u, step: step, frames: frameCount, events: blockEvents, firstEvent: firstEvent, lists: unitEventLists,
+                blockStart: start, takesLate: first)
+            if !skipped { silence.flagOutput(u, outputs: step.outputs, frames: frameCount, bypass: bypass) }
         }
     }
 
-    /// Applies unit `u`'s events of the segment `start ..< start + frames` to its parameter
-    /// bank at their frames, and gathers its MIDI into `unitEvents`; returns how many MIDI
-    /// events. Late events (and `EngineEvent.now`) apply at the segment's first frame when it
-    /// `takesLate` (it begins the block). Thread: render.
+    /// Unit `u`'s parameter values for the segment `start ..< start + frames`: its events
+    /// (from `firstEvent`, `unitEventLists`) applied to its bank at their frames, the values
+    /// filled, its MIDI gathered into `unitEvents`; returns how many MIDI events. A unit with
+    /// no event whose bank has settled (every row already holds its steady value) needs
+    /// nothing (most steps of a show). Thread: render.
     @inline(__always)
-    private func applyUnitEvents(
-        unit u: Int, bank: ParameterBank, count: Int, start: Int64, frames: Int, takesLate: Bool
-    ) -> Int {
+    private func prepareParameters(unit u: Int, firstEvent: Int, start: Int64, frames: Int, takesLate: Bool) -> Int {
+        unitRefs[u].bank { bank in
+            if firstEvent < 0 && bank.settled { return 0 }
+            bank.beginBlock()
+            let n = applyUnitEvents(bank: bank, firstEvent: firstEvent, start: start, frames: frames, takesLate: takesLate)
+            bank.fill(upTo: frames)
+            return n
+        }
+    }
+
+    /// Applies a unit's events of the segment `start ..< start + frames` (its chain from
+    /// `firstEvent`) to its parameter bank at their frames, and gathers its MIDI into
+    /// `unitEvents`; returns how many MIDI events. Late events (and `EngineEvent.now`) apply
+    /// at the segment's first frame when it `takesLate` (it begins the block). Thread: render.
+    @inline(__always)
+    private func applyUnitEvents(bank: ParameterBank, firstEvent: Int, start: Int64, frames: Int, takesLate: Bool) -> Int {
         let end = start + Int64(frames)
         var unitEventCount = 0
-        for e in 0..<count where Int(blockEvents[e].unit) == u {
+        var e = firstEvent
+        while e >= 0 {
             let event = blockEvents[e]
+            e = unitEventLists.after(e)
             guard event.sampleTime < end && (takesLate || event.sampleTime >= start) else { continue }
             let offset = event.sampleTime <= start ? 0 : Int(event.sampleTime - start)
             switch event.kind {
@@ -400,7 +415,7 @@ public final class RenderEngine: @unchecked Sendable {
     private func renderSleeper(_ call: UnitCall) {
         let u = call.unit
         let allSilent = silence.gatherInputFlags(u)
-        let hold = Int64(max(unitRefs[u].silenceHoldFrames(sampleRate: plan.sampleRate), Int(EngineSilence.grid)))
+        let hold = sleepHold(u, end: call.start + Int64(call.frames))
         let enabled = silence.enabled
         let n = call.frames
         var x = 0
@@ -429,6 +444,18 @@ public final class RenderEngine: @unchecked Sendable {
             x = g
         }
         silence.outputSilent[u] = !rendered
+    }
+
+    /// Sleeper `u`'s hold (`RackUnit.silenceHoldFrames`, at least one grid step) for a call
+    /// ending before `end`. The unit is asked (a protocol call, worked out anew by delay and
+    /// reverb) only when its hold can decide something in the call: it is asleep, or it has
+    /// been quiet for more than a grid step. Otherwise one grid step decides the same: no
+    /// frame of the call is quiet for longer than that, so none is quiet for longer than its
+    /// hold either. Thread: render.
+    @inline(__always)
+    private func sleepHold(_ u: Int, end: Int64) -> Int64 {
+        guard silence.asleep[u] || end - 1 - signal.lastLoud[u] > EngineSilence.grid else { return EngineSilence.grid }
+        return Int64(max(unitRefs[u].silenceHoldFrames(sampleRate: plan.sampleRate), Int(EngineSilence.grid)))
     }
 
     /// The host input from frame `offset` of the block on. Thread: render.

@@ -11,11 +11,14 @@ struct UnitRef {
     /// `object`'s dynamic type, with its `RackUnit` conformance.
     let type: any RackUnit.Type
     let bankRef: Unmanaged<ParameterBank>
+    /// The bank's values as the unit reads them (`ParameterBank.renderValues`: fixed pointers).
+    let parameters: ParameterValues
 
     init(unit: any RackUnit, bank: ParameterBank) {
         object = .passUnretained(unit as AnyObject)
         type = Swift.type(of: unit)
         bankRef = .passUnretained(bank)
+        parameters = bank.renderValues
     }
 
     /// Calls `body` with the bank, not retained for the call.

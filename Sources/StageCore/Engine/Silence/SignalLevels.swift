@@ -153,6 +153,7 @@ final class SignalLevels {
     func lastLoudFrame(inputs: UnsafeBufferPointer<AudioBus>, outputs: UnsafeBufferPointer<AudioBus>, from: Int, to: Int) -> Int? {
         var last = from - 1
         for bus in outputs { Self.scanBack(bus, to: to, last: &last) }
+        if last == to - 1 { return last }  // loud at the last frame: nothing later to find (most calls)
         for (b, bus) in inputs.enumerated() where !inputFlags[b] { Self.scanBack(bus, to: to, last: &last) }
         return last >= from ? last : nil
     }
