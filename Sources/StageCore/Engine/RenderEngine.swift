@@ -268,7 +268,10 @@ public final class RenderEngine: @unchecked Sendable {
             let step = steps[s]
             let u = step.unit
             let firstEvent = unitEventLists.first(u)
-            let unitEventCount = prepareParameters(unit: u, firstEvent: firstEvent, start: start, frames: frameCount, takesLate: first)
+            // A unit with no event whose bank has settled needs nothing (most steps of a show).
+            let unitEventCount =
+                firstEvent < 0 && unitRefs[u].bankIsSettled
+                ? 0 : prepareParameters(unit: u, firstEvent: firstEvent, start: start, frames: frameCount, takesLate: first)
             let skipped = silence.isUnheard(u)
             if skipped || parking.isParked(u) {
                 // Nobody hears it (EngineSilence), or a panic parked it until the control
@@ -289,13 +292,9 @@ public final class RenderEngine: @unchecked Sendable {
 
     /// Unit `u`'s parameter values for the segment `start ..< start + frames`: its events
     /// (from `firstEvent`, `unitEventLists`) applied to its bank at their frames, the values
-    /// filled, its MIDI gathered into `unitEvents`; returns how many MIDI events. A unit with
-    /// no event whose bank has settled (every row already holds its steady value) needs
-    /// nothing (most steps of a show). Thread: render.
-    @inline(__always)
+    /// filled, its MIDI gathered into `unitEvents`; returns how many MIDI events. Thread: render.
     private func prepareParameters(unit u: Int, firstEvent: Int, start: Int64, frames: Int, takesLate: Bool) -> Int {
         unitRefs[u].bank { bank in
-            if firstEvent < 0 && bank.settled { return 0 }
             bank.beginBlock()
             let n = applyUnitEvents(bank: bank, firstEvent: firstEvent, start: start, frames: frames, takesLate: takesLate)
             bank.fill(upTo: frames)

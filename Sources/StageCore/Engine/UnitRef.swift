@@ -25,6 +25,11 @@ struct UnitRef {
     @inline(__always)
     func bank<R>(_ body: (ParameterBank) -> R) -> R { bankRef._withUnsafeGuaranteedRef(body) }
 
+    /// Whether the bank has nothing to do in a block with no event for it
+    /// (`ParameterBank.settled`). Thread: render.
+    @inline(__always)
+    var bankIsSettled: Bool { bankRef._withUnsafeGuaranteedRef { $0.settled } }
+
     /// The unit's `render`, without retaining it. Thread: render.
     @inline(__always)
     func render(_ context: RenderContext) {
