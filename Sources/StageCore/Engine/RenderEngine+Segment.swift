@@ -134,6 +134,7 @@ extension RenderEngine {
     }
 
     /// Renders unit `u` (plan step `s`) with `context`. Thread: render.
+    @inline(__always)
     fileprivate func renderUnit(_ context: RenderContext, unit u: Int, step s: Int) {
         if signal.active { signal.saysSilent.pointee = false }
         if measuresSteps {
@@ -163,6 +164,8 @@ extension RenderEngine {
     /// A unit that sleeps on silence (EngineSilence): asleep, zeros until an input is
     /// above the floor (then woken and rendered from that frame); awake, rendered, then
     /// put to sleep at the first grid point at which it has been quiet for its hold.
+    /// (Inlined, as `renderUnit` is: `context` is then stored once, for the unit's call.)
+    @inline(__always)
     fileprivate func renderSleeper(_ context: RenderContext, unit u: Int, step s: Int) {
         let allSilent = silence.gatherInputFlags(u)
         let start = context.sampleTime
@@ -184,7 +187,11 @@ extension RenderEngine {
                 silence.fallAsleep(u)
                 continue
             }
-            renderUnit(x == 0 ? context : startingLater(context, by: x), unit: u, step: s)
+            if x == 0 {
+                renderUnit(context, unit: u, step: s)
+            } else {
+                renderUnit(startingLater(context, by: x), unit: u, step: s)
+            }
             rendered = true
             guard
                 let g = signal.sleepPoint(

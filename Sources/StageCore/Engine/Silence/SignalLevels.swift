@@ -99,13 +99,16 @@ final class SignalLevels {
     @inline(__always)
     func gatherInputFlags(_ u: Int, outputSilent: UnsafeMutablePointer<Bool>) -> Bool {
         var all = true
-        var b = 0
-        for k in sourceStart[u]..<sourceStart[u + 1] {
+        var k = sourceStart[u]
+        let end = sourceStart[u + 1]
+        var flag = inputFlags
+        while k < end {
             let s = source[k]
             let silent = s < 0 || outputSilent[s]
-            inputFlags[b] = silent
+            flag.pointee = silent
             all = all && silent
-            b += 1
+            flag += 1
+            k += 1
         }
         return all
     }
