@@ -154,11 +154,12 @@ final class SignalLevels {
     /// The last frame in `from ..< to` at which an input not flagged silent or an output is
     /// above the floor, or nil. Thread: render.
     func lastLoudFrame(inputs: UnsafeBufferPointer<AudioBus>, outputs: UnsafeBufferPointer<AudioBus>, from: Int, to: Int) -> Int? {
+        guard to > from else { return nil }
         // An output loud at the last frame answers at once (a sounding unit: most calls).
-        if to > from && outputs.count > 0 && outputs[0].channelCount > 0 && Self.isLoud(outputs[0][0][to - 1]) { return to - 1 }
+        if outputs.count > 0 && outputs[0].channelCount > 0 && Self.isLoud(outputs[0][0][to - 1]) { return to - 1 }
         var last = from - 1
         for bus in outputs { Self.scanBack(bus, to: to, last: &last) }
-        if last == to - 1 { return last }  // loud at the last frame: nothing later to find (most calls)
+        if last == to - 1 { return last }  // an output loud at its last frame: nothing later to find
         for (b, bus) in inputs.enumerated() where !inputFlags[b] { Self.scanBack(bus, to: to, last: &last) }
         return last >= from ? last : nil
     }
