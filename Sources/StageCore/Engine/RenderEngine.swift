@@ -24,7 +24,7 @@ public final class RenderEngine: @unchecked Sendable {
     /// Which source decides `tempo` (nil: none; 120 BPM); kept with `tempo`. Thread: render.
     public private(set) var tempoSource: TempoSource?
     /// Beats a frame at `tempo`, kept with it (not worked out per unit per block). Thread: render.
-    private var beatsPerFrame: Double
+    private(set) var beatsPerFrame: Double
     /// Beats of the rack's grid at the next block's first frame (0 at the rack's first frame).
     public private(set) var beatPosition: Double = 0
     /// Units that can give a tempo (loopers), read after each block. Found once, on the control thread.
@@ -57,6 +57,8 @@ public final class RenderEngine: @unchecked Sendable {
     let blockEventCapacity: Int
     let unitEvents: UnsafeMutablePointer<UnitEvent>
     let unitEventCapacity: Int
+    /// The block's events grouped by unit (built once a block, after every event is in).
+    let unitEventLists: UnitEventLists
     /// `unit.bypass`: crossfades of each unit's output toward its input.
     let bypass: UnitBypass
     /// Units not rendered because nobody hears them or they have nothing to say; the
@@ -108,6 +110,7 @@ public final class RenderEngine: @unchecked Sendable {
         injected = .allocate(capacity: eventsPerBlock)
         unitEventCapacity = eventsPerBlock
         unitEvents = .allocate(capacity: eventsPerBlock)
+        unitEventLists = UnitEventLists(unitCount: plan.units.count, eventCapacity: blockEventCapacity)
         bypass = UnitBypass(unitCount: plan.units.count, sampleRate: plan.sampleRate, maxFrames: plan.maxFrames)
         let silence = EngineSilence(plan: plan)
         self.silence = silence
@@ -172,8 +175,9 @@ public final class RenderEngine: @unchecked Sendable {
         if count > beforeTalk { sortEvents(count) }
         parking.takeBack()
         for e in 0..<count where blockEvents[e].kind == .resetAll { panic() }
+        unitEventLists.build(blockEvents, count: count)
         guard silence.hearing.active else {
-            renderSegment(offset: 0, frames: frameCount, blockStart: blockStart, count: count)
+            renderSegment(offset: 0, frames: frameCount, blockStart: blockStart)
             sampleTime = blockEnd
             endBlock(frames: frameCount)
             return
@@ -185,7 +189,7 @@ public final class RenderEngine: @unchecked Sendable {
             silence.evaluateHearing(
                 at: t, pendingFrom: t == blockStart ? .min : t, events: blockEvents, count: count, plan: plan, bypass: bypass)
             let end = silence.hearing.segmentEnd(from: t, blockEnd: blockEnd, events: blockEvents, count: count)
-            renderSegment(offset: Int(t - blockStart), frames: Int(end - t), blockStart: blockStart, count: count)
+            renderSegment(offset: Int(t - blockStart), frames: Int(end - t), blockStart: blockStart)
             t = end
         }
         sampleTime = blockEnd
@@ -250,200 +254,6 @@ public final class RenderEngine: @unchecked Sendable {
         guard followsClock else { return }
         tempoSources.set(.clock, previous.tempoSources.clock)
         tempoChanged()
-    }
-
-    /// Renders frames `offset ..< offset + frames` of the block (all of it, unless units
-    /// stop or start hearing within it): each step from its buffers' frame 0, the host
-    /// buses at `offset`, the events of that stretch. Thread: render.
-    private func renderSegment(offset: Int, frames frameCount: Int, blockStart: Int64, count: Int) {
-        let start = blockStart + Int64(offset)
-        let first = offset == 0
-        let steps = plan.steps
-        let hostInput = offset == 0 ? plan.hostInput : hostInputAt(offset)
-        for s in 0..<steps.count {
-            let step = steps[s]
-            let u = step.unit
-            // Parameters: fill per-sample values, applying this unit's events at their frames.
-            let (unitEventCount, parameters) = unitRefs[u].bank { bank in
-                bank.beginBlock()
-                let n = applyUnitEvents(unit: u, bank: bank, count: count, start: start, frames: frameCount, takesLate: first)
-                bank.fill(upTo: frameCount)
-                return (n, bank.renderValues)
-            }
-            let skipped = silence.isUnheard(u)
-            if skipped || parking.isParked(u) {
-                // Nobody hears it (EngineSilence), or a panic parked it until the control
-                // thread has reset it (PanicParking): its outputs read as silence.
-                for o in step.outputs { o.clear(frames: frameCount) }
-                silence.outputSilent[u] = true
-            } else {
-                renderStep(
-                    step, index: s, start: start, frames: frameCount, parameters: parameters,
-                    eventCount: unitEventCount, hostInput: hostInput, offset: offset)
-            }
-            bypass.apply(
-                unit: u, step: step, frames: frameCount, events: blockEvents, count: count, blockStart: start,
-                takesLate: first)
-            if !skipped { silence.flagOutput(u, outputs: step.outputs, frames: frameCount, bypassIdle: bypass.isIdle(u)) }
-        }
-    }
-
-    /// Applies unit `u`'s events of the segment `start ..< start + frames` to its parameter
-    /// bank at their frames, and gathers its MIDI into `unitEvents`; returns how many MIDI
-    /// events. Late events (and `EngineEvent.now`) apply at the segment's first frame when it
-    /// `takesLate` (it begins the block). Thread: render.
-    @inline(__always)
-    private func applyUnitEvents(
-        unit u: Int, bank: ParameterBank, count: Int, start: Int64, frames: Int, takesLate: Bool
-    ) -> Int {
-        let end = start + Int64(frames)
-        var unitEventCount = 0
-        for e in 0..<count where Int(blockEvents[e].unit) == u {
-            let event = blockEvents[e]
-            guard event.sampleTime < end && (takesLate || event.sampleTime >= start) else { continue }
-            let offset = event.sampleTime <= start ? 0 : Int(event.sampleTime - start)
-            switch event.kind {
-            case .parameter:
-                bank.fill(upTo: offset)
-                bank.setTarget(Int(event.parameter), event.value, rampFrames: Int(event.rampFrames))
-            case .midi where unitEventCount < unitEventCapacity:
-                unitEvents[unitEventCount] = UnitEvent(frameOffset: Int32(offset), message: event.message)
-                unitEventCount += 1
-            default:
-                break
-            }
-        }
-        return unitEventCount
-    }
-
-    /// Renders a step's unit that is heard and not parked: its channel adapters, its inputs
-    /// faded in if it was just heard again (ResumeFade), then the unit itself, asleep or
-    /// awake on silence (EngineSilence). Thread: render.
-    @inline(__always)
-    private func renderStep(
-        _ step: PlanStep, index s: Int, start: Int64, frames frameCount: Int, parameters: ParameterValues,
-        eventCount: Int, hostInput: AudioBus, offset: Int
-    ) {
-        let u = step.unit
-        for a in step.adapters { adapt(a, frames: frameCount) }
-        var inputs = step.inputs
-        let resumedAt = silence.resumedAt[u]
-        if resumedAt != .min {
-            if resumeFade.isFading(resumedAt: resumedAt, start: start) {
-                inputs = resumeFade.fadedInputs(step.inputs, resumedAt: resumedAt, start: start, count: frameCount)
-            } else {
-                silence.resumedAt[u] = .min
-            }
-        }
-        let call = UnitCall(
-            step: s, unit: u, start: start, frames: frameCount, inputs: inputs, outputs: step.outputs,
-            parameters: parameters, eventCount: eventCount, hostInput: hostInput,
-            hostOutput: offset == 0 ? step.hostOutput : hostOutputAt(offset, of: step.hostOutput))
-        if silence.sleeps(u) {
-            renderSleeper(call)
-        } else {
-            if signal.active { _ = silence.gatherInputFlags(u) }
-            renderUnit(call, from: 0)
-        }
-    }
-
-    /// One unit's part of a segment. Thread: render.
-    struct UnitCall {
-        var step: Int
-        var unit: Int
-        var start: Int64
-        var frames: Int
-        var inputs: UnsafeBufferPointer<AudioBus>
-        var outputs: UnsafeBufferPointer<AudioBus>
-        var parameters: ParameterValues
-        var eventCount: Int
-        var hostInput: AudioBus
-        var hostOutput: AudioBus
-    }
-
-    /// Renders `call`'s unit over frames `k ..< frames` of the segment (a sleeper woken
-    /// inside it starts at `k`; it takes no MIDI and no host bus). Thread: render.
-    private func renderUnit(_ call: UnitCall, from k: Int) {
-        var inputs = call.inputs
-        var outputs = call.outputs
-        var parameters = call.parameters
-        if k > 0 {
-            (inputs, outputs) = signal.offset(call.inputs, call.outputs, by: k)
-            parameters = parameters.offset(by: k)
-        }
-        var context = RenderContext(
-            frameCount: call.frames - k, sampleTime: call.start + Int64(k), sampleRate: plan.sampleRate, tempo: tempo,
-            inputs: inputs, outputs: outputs, parameters: parameters,
-            events: UnsafeBufferPointer(start: unitEvents, count: k == 0 ? call.eventCount : 0), hostInput: call.hostInput,
-            hostOutput: call.hostOutput, safety: safetyCounters, tempoSource: tempoSource,
-            beatPosition: beatPosition + Double(call.start + Int64(k) - sampleTime) * beatsPerFrame)
-        context.songBeats = songBeats
-        if signal.active {
-            signal.saysSilent.pointee = false
-            context.inputSilence = UnsafePointer(signal.inputFlags)
-            context.outputSilence = signal.saysSilent
-        }
-        let u = call.unit
-        if measuresSteps {
-            let t0 = monotonicNanoseconds()
-            unitRefs[u].unit.render(context)
-            stepNanoseconds[call.step] &+= monotonicNanoseconds() &- t0
-        } else {
-            unitRefs[u].unit.render(context)
-        }
-        silence.renders[u] &+= 1
-    }
-
-    /// A unit that sleeps on silence (EngineSilence): asleep, zeros until an input is
-    /// above the floor (then woken and rendered from that frame); awake, rendered, then
-    /// put to sleep at the first grid point at which it has been quiet for its hold.
-    private func renderSleeper(_ call: UnitCall) {
-        let u = call.unit
-        let allSilent = silence.gatherInputFlags(u)
-        let hold = Int64(max(unitRefs[u].unit.silenceHoldFrames(sampleRate: plan.sampleRate), Int(EngineSilence.grid)))
-        let enabled = silence.enabled
-        let n = call.frames
-        var x = 0
-        var rendered = false
-        while x < n {
-            if silence.asleep[u] {
-                let f = allSilent && enabled ? n : (enabled ? signal.firstLoudInput(call.inputs, from: x, to: n) : x)
-                for o in call.outputs {
-                    for c in 0..<o.channelCount { (o[c] + x).update(repeating: 0, count: f - x) }
-                }
-                if f == n { break }
-                silence.wakeSleeper(u, at: call.start + Int64(f), plan: plan)
-                x = f
-            } else if silence.sleepsAt(u, frame: call.start + Int64(x), hold: hold) {
-                silence.fallAsleep(u)
-                continue
-            }
-            renderUnit(call, from: x)
-            rendered = true
-            guard
-                let g = signal.sleepPoint(
-                    u, inputs: call.inputs, outputs: call.outputs, start: call.start, from: x, to: n, hold: hold,
-                    enabled: enabled)
-            else { break }
-            silence.fallAsleep(u)
-            x = g
-        }
-        silence.outputSilent[u] = !rendered
-    }
-
-    /// The host input from frame `offset` of the block on. Thread: render.
-    private func hostInputAt(_ offset: Int) -> AudioBus {
-        let host = plan.hostInput
-        for c in 0..<host.channelCount { hostPointers[c] = host[c] + offset }
-        return AudioBus(channelPointers: UnsafePointer(hostPointers), channelCount: host.channelCount)
-    }
-
-    /// An output unit's host channels (`host`, a part of `plan.hostOutput`) from frame
-    /// `offset` of the block on; valid until the next call. Thread: render.
-    private func hostOutputAt(_ offset: Int, of host: AudioBus) -> AudioBus {
-        let pointers = hostPointers + plan.hostInput.channelCount
-        for c in 0..<host.channelCount { pointers[c] = host[c] + offset }
-        return AudioBus(channelPointers: UnsafePointer(pointers), channelCount: host.channelCount)
     }
 
     /// Adds an event for the next block (times before it apply at its first frame); false
@@ -528,21 +338,6 @@ public final class RenderEngine: @unchecked Sendable {
 
     /// The bypass value (0…1) unit `u` is heading to. Thread: render (or control when idle).
     public func bypassTarget(unit u: Int) -> Float { bypass.targetValue(u) }
-
-    @inline(__always)
-    private func adapt(_ a: AdapterStep, frames: Int) {
-        switch a.kind {
-        case .monoToStereo:
-            let src = a.source[0]
-            a.destination[0].update(from: src, count: frames)
-            a.destination[1].update(from: src, count: frames)
-        case .stereoToMono:
-            let l = a.source[0]
-            let r = a.source[1]
-            let out = a.destination[0]
-            for i in 0..<frames { out[i] = 0.5 * (l[i] + r[i]) }
-        }
-    }
 
     /// Renders one block of silence (`plan.maxFrames` frames) and clears every trace of it
     /// (`reset`: levels, delay lines, tails, sample time), then lets the next thread that

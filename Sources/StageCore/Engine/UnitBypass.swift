@@ -43,25 +43,30 @@ final class UnitBypass {
     func targetValue(_ u: Int) -> Float { target[u] }
 
     /// Crossfades unit `u`'s output after it rendered, applying its `.bypass` events among
-    /// `events` (time-ordered, `count` of them) at their frames. `blockStart` is the first
-    /// frame of the stretch rendered (`frames` long); events before it apply at its first
-    /// frame when `takesLate`, else they belonged to an earlier stretch. Thread: render.
+    /// `events` (time-ordered; unit `u`'s chain in `lists` from `firstEvent`) at their
+    /// frames. `blockStart` is the first frame of the stretch rendered (`frames` long);
+    /// events before it apply at its first frame when `takesLate`, else they belonged to an
+    /// earlier stretch. A unit not bypassed with no event costs two comparisons. Thread: render.
     @inline(__always)
     func apply(
-        unit u: Int, step s: PlanStep, frames: Int, events: UnsafePointer<EngineEvent>, count: Int, blockStart: Int64,
-        takesLate: Bool = true
+        unit u: Int, step s: PlanStep, frames: Int, events: UnsafePointer<EngineEvent>, firstEvent: Int,
+        lists: UnitEventLists, blockStart: Int64, takesLate: Bool = true
     ) {
-        var start = 0
         var any = current[u] != 0 || remaining[u] != 0
+        guard any || firstEvent >= 0 else { return }
+        var start = 0
         let end = blockStart + Int64(frames)
-        for e in 0..<count where events[e].kind == .bypass && Int(events[e].unit) == u {
+        var e = firstEvent
+        while e >= 0 {
+            let event = events[e]
+            e = lists.after(e)
             // `EngineEvent.now` (Int64.min) and anything late apply at frame 0.
-            let t = events[e].sampleTime
-            guard t < end && (takesLate || t >= blockStart) else { continue }
+            let t = event.sampleTime
+            guard event.kind == .bypass && t < end && (takesLate || t >= blockStart) else { continue }
             let offset = t <= blockStart ? 0 : min(Int(t - blockStart), frames)
             if any { mix(u, s, from: start, to: offset) }
             start = offset
-            setTarget(u, events[e].value)
+            setTarget(u, event.value)
             any = true
         }
         if any { mix(u, s, from: start, to: frames) }

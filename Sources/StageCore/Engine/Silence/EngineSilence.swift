@@ -161,8 +161,8 @@ extension EngineSilence {
     /// Unit `u`'s output flag after it ran (it is not a sleeper): set when a sleeper reads it
     /// and the unit said so (and is not bypassed) or its outputs are silent.
     @inline(__always)
-    func flagOutput(_ u: Int, outputs: UnsafeBufferPointer<AudioBus>, frames: Int, bypassIdle: Bool) {
+    func flagOutput(_ u: Int, outputs: UnsafeBufferPointer<AudioBus>, frames: Int, bypass: UnitBypass) {
         guard signal.active && !signal.sleeps[u] && signal.flagWanted[u] else { return }
-        outputSilent[u] = (signal.saysSilent.pointee && bypassIdle) || SignalLevels.isSilent(outputs, frames: frames)
+        outputSilent[u] = (signal.saysSilent.pointee && bypass.isIdle(u)) || SignalLevels.isSilent(outputs, frames: frames)
     }
 }

@@ -99,13 +99,16 @@ final class SignalLevels {
     @inline(__always)
     func gatherInputFlags(_ u: Int, outputSilent: UnsafeMutablePointer<Bool>) -> Bool {
         var all = true
-        var b = 0
-        for k in sourceStart[u]..<sourceStart[u + 1] {
+        var k = sourceStart[u]
+        let end = sourceStart[u + 1]
+        var flag = inputFlags
+        while k < end {
             let s = source[k]
             let silent = s < 0 || outputSilent[s]
-            inputFlags[b] = silent
+            flag.pointee = silent
             all = all && silent
-            b += 1
+            flag += 1
+            k += 1
         }
         return all
     }
@@ -151,8 +154,12 @@ final class SignalLevels {
     /// The last frame in `from ..< to` at which an input not flagged silent or an output is
     /// above the floor, or nil. Thread: render.
     func lastLoudFrame(inputs: UnsafeBufferPointer<AudioBus>, outputs: UnsafeBufferPointer<AudioBus>, from: Int, to: Int) -> Int? {
+        guard to > from else { return nil }
+        // An output loud at the last frame answers at once (a sounding unit: most calls).
+        if outputs.count > 0 && outputs[0].channelCount > 0 && Self.isLoud(outputs[0][0][to - 1]) { return to - 1 }
         var last = from - 1
         for bus in outputs { Self.scanBack(bus, to: to, last: &last) }
+        if last == to - 1 { return last }  // an output loud at its last frame: nothing later to find
         for (b, bus) in inputs.enumerated() where !inputFlags[b] { Self.scanBack(bus, to: to, last: &last) }
         return last >= from ? last : nil
     }
