@@ -79,7 +79,8 @@ def thread_figures(files):
 
 def server_cost(with_client):
     """jackd's instructions a period over LONG seconds, with `play --driver jack` or alone."""
-    name = "stagerack-bench-server-%d-%d" % (os.getpid(), with_client)
+    # a fixed name: jackd reclaims a killed run's registry entry only under its own name
+    name = "stagerack-bench-server-%d" % with_client
     env = dict(os.environ, JACK_DEFAULT_SERVER=name, JACK_NO_AUDIO_RESERVATION="1")
     out = os.path.join(OUT, "callgrind-jackd-%s" % ("client" if with_client else "alone"))
     for old in glob.glob(out + "*"):

@@ -18,7 +18,8 @@ BIN=${STAGERACK:-.build/release/stagerack}
 PERIOD=128
 # valgrind 3.19 rejects the release binary's debug info: count a copy without it (PEERS.md).
 objcopy --strip-debug "$BIN" "$OUT/stagerack"
-export JACK_DEFAULT_SERVER="stagerack-bench-$$" JACK_NO_AUDIO_RESERVATION=1
+# a fixed name: jackd reclaims a killed run's registry entry only under its own name (Tests/jack/netjack.sh)
+export JACK_DEFAULT_SERVER="stagerack-bench" JACK_NO_AUDIO_RESERVATION=1
 jackd -n "$JACK_DEFAULT_SERVER" -d dummy -r 48000 -p $PERIOD >"$OUT/jackd.log" 2>&1 &
 jackd_pid=$!
 trap 'kill $jackd_pid 2>/dev/null; wait $jackd_pid 2>/dev/null' EXIT

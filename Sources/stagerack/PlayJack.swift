@@ -144,7 +144,12 @@ extension LiveSession {
         var stopping = false
         var buffer = jack.bufferFrames
         while true {
-            if let outcome = jack.outcome() { return outcome }
+            if let outcome = jack.outcome() {
+                // Asked to stop, then the server went too (both stopped at once, as at a
+                // shutdown): stopped, not a wait for a server that is not coming back.
+                if case .serverLost = outcome, stopping { return .stopped }
+                return outcome
+            }
             switch Signals.wait(milliseconds: control.turnMilliseconds) {
             case SIGINT, SIGTERM:
                 if !stopping {

@@ -139,7 +139,8 @@ check "play --link with Link's port held by another program: a warning, the show
 # the ALSA box, and the JACK box's rack follows Link.
 jack_box() {
   command -v jackd >/dev/null || { echo "jackd missing (scripts/install-deps.sh --test)"; return 1; }
-  export JACK_DEFAULT_SERVER="stagerack-link-$$" JACK_NO_AUDIO_RESERVATION=1
+  # a fixed name: jackd reclaims a killed run's registry entry only under its own name (Tests/jack/netjack.sh)
+  export JACK_DEFAULT_SERVER="stagerack-link" JACK_NO_AUDIO_RESERVATION=1
   jackd -n "$JACK_DEFAULT_SERVER" -d dummy -r 48000 -p 256 >"$WORK/jackd.log" 2>&1 &
   local server=$!
   jack_wait -w -t 10 >/dev/null 2>&1 || { kill $server; wait $server; return 1; }
@@ -167,7 +168,7 @@ check "play --driver jack --link --osc: the JACK box's OSC tempo reaches an ALSA
 # the box over OSC shows in LinkHut's own table.
 linkhut() {
   command -v LinkHut >/dev/null && command -v jackd >/dev/null || { echo "LinkHut or jackd missing (scripts/install-deps.sh --test)"; return 1; }
-  export JACK_DEFAULT_SERVER="stagerack-hut-$$" JACK_NO_AUDIO_RESERVATION=1
+  export JACK_DEFAULT_SERVER="stagerack-hut" JACK_NO_AUDIO_RESERVATION=1
   jackd -n "$JACK_DEFAULT_SERVER" -d dummy -r 48000 -p 256 >"$WORK/hut-jackd.log" 2>&1 &
   local server=$!
   jack_wait -w -t 10 >/dev/null 2>&1 || { kill $server; wait $server; return 1; }

@@ -9,7 +9,9 @@
 # Tolerances (TCG on a busy host: the guest's timers are the host's): each onset lands
 # 0…80 ms after its note (StageRack's part: one period of scheduling plus the playback
 # buffer, 512×3 = 32 ms; the rest is the guest's timers and scheduling), the three
-# offsets within 10 ms of each other, the level within 0.5 dB. When the guest underran
+# offsets within 10 ms of each other (plus the longest stall of the guest itself near a note,
+# measured in the same run: time the host did not run the guest), the level within 0.5 dB.
+# When the guest underran
 # (xruns: a busy host) and a figure is off, it is reported, not failed (as timing.sh does);
 # StageRack not starting, or its status not showing the track playing after the notes,
 # fails. Last line: "N passed, N failed".
@@ -41,8 +43,11 @@ wait_for() {
         sleep 0.05
     done
 }
-SR="" REC=""
-cleanup() { [[ -n $SR ]] && kill "$SR" 2>/dev/null; [[ -n $REC ]] && kill "$REC" 2>/dev/null; true; }
+SR="" REC="" PROBE=""
+cleanup() {
+    [[ -n $SR ]] && kill "$SR" 2>/dev/null; [[ -n $REC ]] && kill "$REC" 2>/dev/null
+    [[ -n $PROBE ]] && kill "$PROBE" 2>/dev/null; true
+}
 trap cleanup EXIT
 
 # The track: 1.5 s of 440 Hz at 0.25 (−12 dBFS), stereo 16-bit 48 kHz.
@@ -77,11 +82,31 @@ else
     exit 1
 fi
 sleep 1
+# The guest's own stalls while the notes go out (TCG: a busy host stops the vCPUs): a loop
+# that sleeps 1 ms notes every wake-up more than 3 ms after the one before (CLOCK_MONOTONIC,
+# as the note times). The spread's bound grows by the longest stall near a note.
+python3 -S - "$WORK/stalls.txt" <<'PY' &
+import signal, sys, time
+stalls, stop = [], []
+signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+last = time.monotonic()
+while not stop:
+    time.sleep(0.001)
+    now = time.monotonic()
+    if now - last > 0.003:
+        stalls.append((last, now - last))
+    last = now
+with open(sys.argv[1], "w") as f:
+    f.writelines("%.6f %.6f\n" % s for s in stalls)
+PY
+PROBE=$!
 python3 -S "$SCRIPT_DIR/seqclient.py" PlayerPedal --wait-subscriber 30 --gap 0.875 --times \
     "90 3C 64" "90 3C 00" "90 3C 64" "90 3C 00" "90 3C 64" "90 3C 00" >"$WORK/sent.txt" 2>"$WORK/seqclient.err" \
     || bad "seqclient sent the notes" "$(cat "$WORK/seqclient.err")"
 { grep '^sent' "$WORK/sent.txt" || true; } | awk 'NR % 2 == 1 { print $2 }' >"$WORK/note-times.txt"
 sleep 1
+kill -TERM "$PROBE" 2>/dev/null || true
+wait "$PROBE" 2>/dev/null || true
 kill -TERM "$SR"
 wait "$SR" || true
 SR=""
@@ -89,7 +114,7 @@ kill -INT "$REC" 2>/dev/null || true
 wait "$REC" 2>/dev/null || true
 REC=""
 
-if python3 -S - "$WORK/out.wav" "$WORK/track.wav" "$WORK/note-times.txt" "$WORK/capture-status.txt" \
+if python3 -S - "$WORK/out.wav" "$WORK/track.wav" "$WORK/note-times.txt" "$WORK/capture-status.txt" "$WORK/stalls.txt" \
     >"$WORK/measure.txt" <<'PY'
 import math, re, struct, sys, wave
 def float_wav(path):
@@ -141,8 +166,17 @@ print("file level %.2f dBFS RMS; onset after its note: %s ms; levels vs the file
     20 * math.log10(file_rms), ", ".join("%.1f" % o for o in offsets), ", ".join("%+.2f" % l for l in levels)))
 if len(offsets) != len(times):
     sys.exit(1)
-print("spread of the offsets %.2f ms" % (max(offsets) - min(offsets)))
-good = all(abs(l) <= 0.5 for l in levels) and max(offsets) - min(offsets) <= 10 and all(0 <= o <= 80 for o in offsets)
+# The guest's longest stall from 50 ms before a note to 100 ms after it (the probe above):
+# time the guest did not run is the host's, so the spread may grow by it.
+try:
+    stalls = [tuple(float(v) for v in l.split()) for l in open(sys.argv[5]) if l.strip()]
+except OSError:
+    stalls = []
+stall = max([g * 1000 for s, g in stalls for t in times if s + g >= t - 0.05 and s <= t + 0.1] or [0.0])
+spread = max(offsets) - min(offsets)
+print("spread of the offsets %.2f ms (bound %.2f: 10 ms + the guest's longest stall near a note, %.2f ms)" % (
+    spread, 10 + stall, stall))
+good = all(abs(l) <= 0.5 for l in levels) and spread <= 10 + stall and all(0 <= o <= 80 for o in offsets)
 sys.exit(0 if good else 1)
 PY
 then

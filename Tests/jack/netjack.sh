@@ -29,8 +29,12 @@ done
 $PY -c 'import jack' 2>/dev/null || { echo "python3-jack-client missing (scripts/install-deps.sh --test)"; exit 1; }
 [[ $(id -u) -eq 0 ]] || { echo "Tests/jack/netjack.sh needs root (ip netns)"; exit 1; }
 
-FOH=stagerack-foh-$$
-BOX=stagerack-box-$$
+# A fixed server name: jackd reclaims a stale entry of its shared-memory registry (a killed
+# run's) only for its own name, and the registry holds 8 servers: names made unique per run
+# (with $$) filled it over a day of killed runs, after which every jackd said "Too many
+# servers already active".
+FOH=stagerack-foh
+BOX=stagerack-box
 PIDS=()
 cleanup() {
   local p
@@ -43,6 +47,15 @@ cleanup() {
 trap cleanup EXIT
 in_foh() { ip netns exec "$FOH" env JACK_DEFAULT_SERVER="$FOH" JACK_NO_AUDIO_RESERVATION=1 "$@"; }
 in_box() { ip netns exec "$BOX" env JACK_DEFAULT_SERVER="$BOX" JACK_NO_AUDIO_RESERVATION=1 "$@"; }
+# `start_in NS COMMAND...`: COMMAND in the background in namespace NS, its own PID in PIDS
+# (ip and env exec it), so that cleanup's SIGTERM reaches jackd itself and it leaves the
+# registry (a function run with & would leave the PID of a subshell, and jackd orphaned).
+start_in() {
+  local ns=$1
+  shift
+  ip netns exec "$ns" env JACK_DEFAULT_SERVER="$ns" JACK_NO_AUDIO_RESERVATION=1 "$@" &
+  PIDS+=($!)
+}
 
 make_network() {
   ip netns add "$FOH" && ip netns add "$BOX" || return 1
@@ -58,12 +71,10 @@ make_network() {
 
 # The FOH master and the box's slave, each ready when its log says so.
 start_servers() {
-  in_foh jackd -n "$FOH" -d dummy -r 48000 -p $PERIOD >"$WORK/foh.log" 2>&1 &
-  PIDS+=($!)
+  start_in "$FOH" jackd -n "$FOH" -d dummy -r 48000 -p $PERIOD >"$WORK/foh.log" 2>&1
   in_foh jack_wait -w -t 10 >/dev/null || return 1
   in_foh jack_load netmanager >"$WORK/netmanager.log" 2>&1 || { cat "$WORK/netmanager.log"; return 1; }
-  in_box jackd -n "$BOX" -d net -n box >"$WORK/box.log" 2>&1 &
-  PIDS+=($!)
+  start_in "$BOX" jackd -n "$BOX" -d net -n box >"$WORK/box.log" 2>&1
   wait_for_line "$WORK/box.log" '^Sample rate : 48000' 15 || return 1
   in_box jack_wait -w -t 10 >/dev/null
 }
@@ -71,8 +82,7 @@ start_servers() {
 tone_over_the_network() {
   make_network || return 1
   start_servers || { tail -5 "$WORK/foh.log" "$WORK/box.log"; return 1; }
-  in_box "$BIN" play "$RACK" --driver jack --no-config --status 2>"$WORK/play.log" &
-  PIDS+=($!)
+  start_in "$BOX" "$BIN" play "$RACK" --driver jack --no-config --status 2>"$WORK/play.log"
   wait_for_line "$WORK/play.log" '^info: running ' 15 || return 1
   rm -f "$WORK/meter.err"
   in_foh $PY Tests/jack/meter.py meter 997 0.25 1 20 1 >"$WORK/meter.json" 2>"$WORK/meter.err" &

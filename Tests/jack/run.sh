@@ -6,7 +6,7 @@
 # 997 Hz, 6 dB lower within 0.5 dB; ports named by the rack's units and connected by the
 # patterns given; the server's buffer size followed (also when jack_bufsize changes it while
 # playing); no server: a clear line (and a wait with --device-wait); a server that goes away:
-# reconnected, the show going on. Last line: "N passed, N failed" and the time taken.
+# reconnected, the show going on; stopped as its server goes too: stopped, no reconnecting. Last line: "N passed, N failed" and the time taken.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source Tests/cli/harness.sh
@@ -41,7 +41,8 @@ start_jackd() {
   JACKD_PID=$!
   jack_wait -w -t 10 >/dev/null
 }
-export JACK_DEFAULT_SERVER="stagerack-test-$$"
+# a fixed name: jackd reclaims a killed run's registry entry only under its own name (netjack.sh)
+export JACK_DEFAULT_SERVER="stagerack-test"
 
 # `meter_start`: the meter client in the background, ready once it is active; it
 # records once both its ports are connected. `meter_result`: its JSON → "hz dB blocksize
@@ -179,6 +180,32 @@ server_goes_away() {
   test $rc -eq 0 && tone_ok "$m" && grep -q 'info: stopped after' "$WORK/away.log"
 }
 jack_check "play --driver jack: a server that goes away is reconnected, the tone comes back" server_goes_away
+
+# Asked to stop, then the server goes too (a shutdown stops both): play stops, and does not
+# wait for a server that is not coming back. Made certain: the server is frozen (SIGSTOP)
+# before play's SIGTERM, so play cannot finish stopping before the server is gone.
+stopped_with_its_server() {
+  start_jackd 128
+  play_jack "$WORK/both.log"
+  wait_for_line "$WORK/both.log" '^info: running ' 10 || return 1
+  kill -STOP "$JACKD_PID"
+  kill -TERM "$PLAY_PID"
+  wait_for_line "$WORK/both.log" '^info: stopping' 5 || { kill -CONT "$JACKD_PID"; return 1; }
+  kill -TERM "$JACKD_PID"
+  kill -CONT "$JACKD_PID"
+  local deadline=$((SECONDS + 5))
+  while kill -0 "$PLAY_PID" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+  if kill -0 "$PLAY_PID" 2>/dev/null; then
+    echo "play still running 5 s after its SIGTERM and its server's:"; grep -E 'stopping|JACK|stopped' "$WORK/both.log"
+    return 1
+  fi
+  wait "$PLAY_PID"
+  local rc=$?
+  PLAY_PID=
+  grep -E 'stopping|JACK server|stopped' "$WORK/both.log" | sed 's/^/  /'
+  test $rc -eq 0 && grep -q '^info: stopped' "$WORK/both.log"
+}
+jack_check "play --driver jack: asked to stop as its server goes too, it stops (no wait for the server)" stopped_with_its_server
 
 echo "Tests/jack: $(( $(date +%s) - start_time )) s"
 finish
