@@ -29,6 +29,9 @@ public final class PresetSwitcher: @unchecked Sendable {
         case reload
         /// Recall a snapshot of the current rack by name.
         case snapshot(String)
+        /// The song's transpose to this many semitones in all, at once (a sync follower
+        /// taking its leader's; the song must be transposable: `SongTranspose`).
+        case transpose(Int)
     }
 
     /// What the main thread asks of the control thread.
@@ -214,6 +217,15 @@ public final class PresetSwitcher: @unchecked Sendable {
                 return false
             }
             return recall(snapshot, at: time, request: r)
+        case .transpose(let semitones):
+            guard currentEngine.songClock?.transposer != nil else {
+                log("transpose \(semitones): this song cannot be transposed here")
+                return false
+            }
+            var e = EngineEvent.transpose(to: Int32(semitones))
+            e.generation = currentPlan.generation
+            log("transpose \(semitones > 0 ? "+" : "")\(semitones)" + (send(e) ? "" : " not taken: the render thread took nothing for \(Self.sendPatienceMilliseconds) ms"))
+            return true
         case .next: return load(min(currentIndex + 1, setlist.entries.count - 1), request: r)
         case .previous: return load(max(currentIndex - 1, 0), request: r)
         case .entry(let n):

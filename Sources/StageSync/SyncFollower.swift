@@ -14,6 +14,9 @@ struct SyncFollowerState {
     var snapshot: String?
     var snapshotSong: Int?
     var sectionSaid: String?
+    /// The transpose last asked of the switcher on the leader's word, and in which song.
+    var transpose: Int?
+    var transposeSong: Int?
 }
 
 extension SyncNode {
@@ -34,8 +37,7 @@ extension SyncNode {
         case .song: followSong(m, clock: c, now: now)
         case .snapshot: followSnapshot(m)
         case .state: catchUp(m, now: now)
-        case .transpose:
-            log(.info, "sync: the leader transposes by \(m.transpose ?? 0) semitones: songs do not transpose yet here (ignored)")
+        case .transpose: followTranspose(m, catchingUp: false)
         case .ack: break
         }
         answer(from: from)
@@ -92,12 +94,32 @@ extension SyncNode {
             follower.snapshotSong = m.song
             switcher.request(.snapshot(name))
         }
+        followTranspose(m, catchingUp: true)
         let mine = switcher.songClock?.publishedNames.current
         if let section = m.section, section != mine, follower.sectionSaid != section {
             follower.sectionSaid = section
             log(.info, "sync: the leader is in section \(section), this box in \(mine ?? "none") (sections follow each box's own song clock)")
         }
     }
+
+    /// The leader's transpose (a `.transpose` message, or its state's): asked of the
+    /// switcher, at once, when this box plays the same song and its transpose differs;
+    /// asked once per song and value (the switcher's answer shows in the next state).
+    func followTranspose(_ m: SyncMessage, catchingUp: Bool) {
+        guard let t = m.transpose, m.song == switcher.currentIndex else { return }
+        guard let mine = switcher.songClock?.transposer?.published else {
+            if !catchingUp { log(.info, "sync: the leader transposes to \(Self.signed(t)): this song cannot be transposed here") }
+            return
+        }
+        guard t != mine, follower.transpose != t || follower.transposeSong != m.song else { return }
+        follower.transpose = t
+        follower.transposeSong = m.song
+        log(.info, "sync: " + (catchingUp ? "catching up with the leader: transpose " : "the leader transposes to ") + Self.signed(t))
+        switcher.request(.transpose(t))
+    }
+
+    /// "+2", "0", "-3".
+    static func signed(_ n: Int) -> String { n > 0 ? "+\(n)" : "\(n)" }
 
     /// Tells the leader this box is here and what it plays.
     func answer(from: sockaddr_in) {

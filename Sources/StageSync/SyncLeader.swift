@@ -21,6 +21,9 @@ struct SyncLeaderState {
     let started: Double
     /// The snapshot recalled last in the song playing (nil after a song change).
     var snapshot: String?
+    /// The song's transpose as last told (nil: not yet, or the song has none), and its song.
+    var transpose: Int?
+    var transposeSong: Int?
 
     init(followers: [SyncAddress], now: Double) {
         self.followers = followers.map { Follower(address: $0) }
@@ -80,12 +83,14 @@ extension SyncNode {
             m.sequence = sequence
             send(m, to: state)
         }
+        tellTranspose(&state)
         if now - state.lastState >= options.stateInterval {
             state.lastState = now
             var m = message(.state, song: switcher.currentIndex)
             m.beat = clock()?.beat
             m.snapshot = state.snapshot
             m.section = switcher.songClock?.publishedNames.current
+            m.transpose = switcher.songClock?.transposer?.published
             send(m, to: state)
         }
         for i in state.followers.indices {
@@ -97,6 +102,19 @@ extension SyncNode {
                     + "or a firewall on udp \(f.address.port)); the show goes on, and it catches up when it answers")
             }
         }
+    }
+
+    /// The song's transpose, when it changed within the song playing (a button, the page,
+    /// OSC), told at once; a new song's own is told by the next state. Thread: sync.
+    func tellTranspose(_ state: inout SyncLeaderState) {
+        let song = switcher.currentIndex
+        let now = switcher.songClock?.transposer?.published
+        defer { (state.transpose, state.transposeSong) = (now, song) }
+        guard let t = now, state.transposeSong == song, let told = state.transpose, told != t else { return }
+        var m = message(.transpose, song: song)
+        m.transpose = t
+        log(.info, "sync: leading transpose \(Self.signed(t))")
+        send(m, to: state)
     }
 
     func send(_ m: SyncMessage, to state: SyncLeaderState) {

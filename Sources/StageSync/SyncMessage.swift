@@ -18,8 +18,8 @@ import StageOSC
 ///     bar 4                         the beats of the bar the change is on (Link's quantum)
 ///     section Chorus                the leader's section (state), optional
 ///     snapshot Solo                 a snapshot's name (snapshot, state), optional
-///     transpose -2                  semitones (the hook for song transposition: carried,
-///                                   logged, not applied yet), optional
+///     transpose -2                  the song's transpose in all, semitones (transpose,
+///                                   state), optional
 ///
 /// Thread: any (a value).
 public struct SyncMessage: Sendable, Equatable {
@@ -31,8 +31,8 @@ public struct SyncMessage: Sendable, Equatable {
         case state
         /// Recall snapshot `snapshot` of the current song.
         case snapshot
-        /// Transpose the song by `transpose` semitones: reserved for when songs transpose
-        /// (a follower logs it and changes nothing yet).
+        /// The song's transpose is now `transpose` semitones in all (its own counted): a
+        /// follower playing the same song takes it at once.
         case transpose
         /// A follower's answer to the leader (its own session and sequence; `song` playing).
         case ack

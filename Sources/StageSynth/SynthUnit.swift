@@ -17,7 +17,9 @@ import Synchronization
 ///
 /// **Notes.** Only the channel the unit listens to passes (all by default; each channel
 /// plays on its own FluidSynth channel). Note-ons outside `keys` are ignored; the others are
-/// transposed and played, and the sounding key is remembered per incoming channel and key,
+/// transposed and played (channel 10, General MIDI's drums, is not transposed unless the
+/// unit listens to it alone: a kit's keys are instruments, not pitches, so a transposed
+/// song's MIDI file keeps its drums), and the sounding key is remembered per incoming channel and key,
 /// so the note-off (and polyphonic pressure) reach the note that sounds even if `transpose`
 /// changed meanwhile (it can change live: `transpose`). A repeated note-on of a key that
 /// sounds elsewhere first releases the old note. Pitch bend (with the font's bend range and
@@ -78,11 +80,14 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
     public private(set) var warnings: [String]
     /// Velocity factor for notes struck while the soft pedal (CC 67) is down.
     public static let softPedalVelocityScale = 7  // tenths
+    /// General MIDI's percussion channel, 10 (9 counted from 0).
+    public static let drumChannel = 9
 
     /// One line for the app's log: "synth: SoundFont /usr/share/…/TimGM6mb.sf2 (default: …)".
     public var soundFontDescription: String { "synth: SoundFont \(soundFontChoice)" }
 
-    /// Semitones added to notes that start from now on (sounding notes keep theirs).
+    /// Semitones added to notes that start from now on (sounding notes keep theirs); not to
+    /// channel 10's unless the unit listens to channel 10 alone (`transposesDrums`).
     /// Thread: any.
     public var transpose: Int {
         get { transposeValue.load(ordering: .relaxed) }
@@ -93,6 +98,10 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
     }
 
     private let transposeValue: Atomic<Int>
+    /// Whether `transpose` moves channel 10's notes: only in a unit that listens to channel
+    /// 10 alone (its `channel` setting: a choice the rack made), never in one that plays
+    /// every channel (a General MIDI file's drums are there, each key an instrument).
+    public let transposesDrums: Bool
     private var instance: FluidSynthInstance?
     private let channelFilter: Int
     private let lowKey: Int
@@ -126,6 +135,7 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
         warnings = soundFont.warnings
         transposeValue = Atomic(configuration.transpose)
         channelFilter = configuration.channel ?? -1
+        transposesDrums = channelFilter == Self.drumChannel
         lowKey = configuration.keys.lowerBound
         highKey = configuration.keys.upperBound
         selectsProgram = configuration.program != nil || configuration.bank != nil
@@ -378,7 +388,7 @@ public final class SynthUnit: RackUnit, UnitHeldNotes {
         case .noteOn where m.data2 > 0:
             let key = m.note
             guard key >= lowKey && key <= highKey else { return }
-            let target = key + transposeValue.load(ordering: .relaxed)
+            let target = ch == Self.drumChannel && !transposesDrums ? key : key + transposeValue.load(ordering: .relaxed)
             guard target >= 0 && target <= 127 else { return }
             var velocity = m.velocity
             if softPedal[ch] { velocity = max(1, (velocity * Self.softPedalVelocityScale + 5) / 10) }

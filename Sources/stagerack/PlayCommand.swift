@@ -178,7 +178,8 @@ final class LiveSession {
         let inputChannels = capture?.configuration.channels ?? 1
         // The first rack is made ready exactly as every later one (RackLoader): compiled,
         // warmed on this thread, before the audio thread exists.
-        let options = GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels)
+        var options = GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels)
+        options.transposesEverySong = syncs  // a follower takes its leader's transpose (PlaySync.swift)
         let engine = try RackLoader(registry: Registry.standard, options: options).engine(for: rack)
         let plan = engine.plan
         for w in plan.warnings { Log.warning("\(setup.rackPath): \(w)") }

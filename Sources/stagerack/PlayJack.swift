@@ -35,7 +35,8 @@ extension LiveSession {
         guard let format = try waitForJack({ () throws(JackError) in try JackAudio.serverFormat(clientName: self.jackClientName) }) else { return 0 }
         let rate = Double(format.sampleRate)
         let inputCount = needsCapture ? setup.captureChannels : 0
-        let options = GraphCompiler.Options(sampleRate: rate, maxFrames: format.bufferFrames, hostInputChannels: max(inputCount, 1))
+        var options = GraphCompiler.Options(sampleRate: rate, maxFrames: format.bufferFrames, hostInputChannels: max(inputCount, 1))
+        options.transposesEverySong = syncs
         let engine = try RackLoader(registry: Registry.standard, options: options).engine(for: rack)
         let plan = engine.plan
         for w in plan.warnings { Log.warning("\(setup.rackPath): \(w)") }

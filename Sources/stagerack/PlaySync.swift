@@ -40,6 +40,10 @@ extension LiveSession {
         }
     }
 
+    /// Whether this run syncs (`syncRole` set): then every song can be transposed live, so
+    /// that a follower can take its leader's transpose and a leader's can be told.
+    var syncs: Bool { setup.service.settings.text(.syncRole) != nil }
+
     /// The shared beat for sync, from the Link session's last block, carried to now.
     static func syncClock(_ link: LinkSession) -> @Sendable () -> SyncClock? {
         { [link] in

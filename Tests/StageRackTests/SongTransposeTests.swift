@@ -148,4 +148,32 @@ final class SongTransposeTests: XCTestCase {
         XCTAssertEqual(semitones(pitches), [-1, -1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0], "\(pitches)")
         XCTAssertEqual(published, 0)
     }
+
+    /// A box in sync (`transposesEverySong`) takes its leader's transpose in all, at once,
+    /// though its song maps no transpose action and has sections (`transposeAt` would wait
+    /// for one): +3 asked at 1.25 s (beat 2.5) sounds from beat 3, +3 and not +3 on +3 when
+    /// asked again; a plan without the option has no transpose at all.
+    func testASyncFollowersTransposeLandsAtOnceWhateverTheSongMaps() throws {
+        let midi: [(Int, MIDIMessage)] = (0..<8).flatMap { b -> [(Int, MIDIMessage)] in
+            [(b * 480, .noteOn(channel: 0, note: 69, velocity: 100)), (b * 480 + 240, .noteOff(channel: 0, note: 69))]
+        }
+        let dir = Backing.folder(
+            song: #""tempo": 120, "sections": [ { "name": "A", "at": 1 }, { "name": "B", "at": 3 } ]"#, midi: MIDIFileBytes.make(midi))
+        let setlist = try RackFiles.readSetlist(dir + "/set.json")
+        let rack = try RackFiles.readSong(setlist, 0, registry: Fixtures.registry)
+        var options = GraphCompiler.Options(sampleRate: 48000, maxFrames: 128, realTime: false)
+        XCTAssertNil(RenderEngine(plan: try GraphCompiler(registry: Fixtures.registry).compile(rack, options: options)).songClock?.transposer)
+        options.transposesEverySong = true
+        let renderer = OfflineRenderer(plan: try GraphCompiler(registry: Fixtures.registry).compile(rack, options: options))
+        XCTAssertEqual(renderer.player.current.songClock?.transposer?.published, 0)
+        XCTAssertTrue(renderer.player.controlEvents.push(.transpose(to: 3, at: 60000)))
+        XCTAssertTrue(renderer.player.controlEvents.push(.transpose(to: 3, at: 130000)))
+        var x: [Float] = []
+        renderer.render(input: nil, midi: nil, frames: 8 * 24000, blockSize: 128) { bus, n in
+            x += UnsafeBufferPointer(start: bus[0], count: n)
+        }
+        let pitches = (0..<8).map { b in pitch(x, b * 24000 + 960, b * 24000 + 10560) }
+        XCTAssertEqual(semitones(pitches), [0, 0, 0, 3, 3, 3, 3, 3], "\(pitches)")
+        XCTAssertEqual(renderer.player.current.songClock?.transposer?.published, 3)
+    }
 }

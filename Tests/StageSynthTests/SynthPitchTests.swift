@@ -72,6 +72,40 @@ final class SynthPitchTests: XCTestCase {
         assertPitch(SynthTest.renderNote(h, key: 81), 440)
     }
 
+    /// A transposed synth that plays every channel leaves channel 10 (a General MIDI file's
+    /// drums) alone: the kit's cowbell (key 56) is the same sound at +5 as at 0. A synth that
+    /// listens to channel 10 alone is moved (the rack asked): key 61 is another instrument.
+    func testTransposeLeavesTheDrumChannelOfAnAllChannelSynth() throws {
+        try SynthTest.requireTimGM()
+        let plain = Self.drumNote(try SynthTest.harness())
+        let omni = try SynthTest.harness(["transpose": .number(5)])
+        let moved = Self.drumNote(omni)
+        let level = Measure.rms(plain)
+        XCTAssertGreaterThan(Measure.decibels(level), -40, "the cowbell sounds")
+        let kept = Measure.decibels(Self.difference(plain, moved) / level)
+        XCTAssertLessThan(kept, -80, "channel 10 moved by the transpose of an all-channel synth (difference \(kept) dB)")
+
+        let drumsOnly = Self.drumNote(try SynthTest.harness(["channel": .number(10)]))
+        let drumsMoved = Self.drumNote(try SynthTest.harness(["channel": .number(10), "transpose": .number(5)]))
+        let changed = Measure.decibels(Self.difference(drumsOnly, drumsMoved) / Measure.rms(drumsOnly))
+        XCTAssertGreaterThan(changed, -10, "a synth on channel 10 alone takes its transpose (difference \(changed) dB)")
+        XCTAssertTrue(SynthTest.synth(try SynthTest.harness(["channel": .number(10)])).transposesDrums)
+        XCTAssertFalse(SynthTest.synth(omni).transposesDrums)
+    }
+
+    /// Key 56 on channel 10 held for half a second; the left channel.
+    static func drumNote(_ h: UnitHarness) -> [Float] {
+        h.send(.noteOn(channel: 9, note: 56, velocity: 100), atFrame: 0)
+        h.send(.noteOff(channel: 9, note: 56), atFrame: Int64(SynthTest.frames(0.5)))
+        return h.render(frames: SynthTest.frames(0.6))[0]
+    }
+
+    /// The RMS of `a − b`.
+    static func difference(_ a: [Float], _ b: [Float]) -> Float {
+        let d: [Float] = zip(a, b).map { (x: Float, y: Float) -> Float in x - y }
+        return Measure.rms(d)
+    }
+
     func testTuneParameterInCents() throws {
         try SynthTest.requireTimGM()
         let h = try SynthTest.harness(["program": .number(0)], parameters: ["tune": 50])

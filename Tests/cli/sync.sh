@@ -6,10 +6,10 @@
 # clock), 64-frame periods. Measured: a song change asked of the leader (OSC) happens on all
 # three boxes at the same bar line: each box's own report of the Link time at which its
 # switch began, compared (within 2 ms); a snapshot recalled on the leader recalled on a
-# follower; unsigned, wrongly signed, replayed and garbage
+# follower, and the leader's transpose (OSC, twice up) taken by it; unsigned, wrongly signed, replayed and garbage
 # datagrams (and a flood) on a follower's sync port refused and logged, rate limited, the
-# show going on; a follower stopped and restarted mid-song comes back to the leader's song
-# and snapshot;
+# show going on; a follower stopped and restarted mid-song comes back to the leader's song,
+# snapshot and transpose;
 # a follower that never answers is said in the leader's log; a short key is refused.
 # Last line: "N passed, N failed", and its time.
 set -uo pipefail
@@ -57,6 +57,17 @@ def s(x):
     b = x.encode() + b"\0"
     return b + b"\0" * (-len(b) % 4)
 socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(s("/stagerack/snapshot") + s(",s") + s(sys.argv[2]), ("127.0.0.1", int(sys.argv[1])))
+PY
+}
+
+# An OSC message with no arguments, `send_osc PORT ADDRESS` (`/stagerack/transpose/up`).
+send_osc() {
+  python3 - "$1" "$2" <<'PY'
+import socket, sys
+def s(x):
+    b = x.encode() + b"\0"
+    return b + b"\0" * (-len(b) % 4)
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(s(sys.argv[2]) + s(","), ("127.0.0.1", int(sys.argv[1])))
 PY
 }
 
@@ -125,6 +136,11 @@ PY
   send_snapshot 9741 solo
   wait_for_line "$WORK/b.log" '^info: sync: the leader recalls snapshot "solo"' 3 && wait_for_line "$WORK/b.log" '^info: snapshot "solo"' 3 \
     || { kill $a $b; wait; return 1; }
+  # The leader's song a whole step up (two presses, OSC): box B takes +2 at once.
+  send_osc 9741 /stagerack/transpose/up
+  send_osc 9741 /stagerack/transpose/up
+  wait_for_line "$WORK/a.log" '^info: sync: leading transpose \+2' 3 && wait_for_line "$WORK/b.log" '^info: sync: the leader transposes to \+2' 3 \
+    && wait_for_line "$WORK/b.log" '^info: transpose \+2$' 3 || { grep -h transpose "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
   local t0=$(date +%s%N)
   box --sync follower --sync-port 9732 --duration 5 2>"$WORK/c2.log" &
   c=$!
@@ -134,6 +150,9 @@ PY
   wait_for_line "$WORK/c2.log" '^info: sync: catching up with the leader: snapshot "solo"' 3 && wait_for_line "$WORK/c2.log" '^info: snapshot "solo"' 3 \
     || { kill $a $b $c; wait; return 1; }
   echo "  ... and on its snapshot after $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$WORK/figures"
+  wait_for_line "$WORK/c2.log" '^info: sync: catching up with the leader: transpose \+2' 3 && wait_for_line "$WORK/c2.log" '^info: transpose \+2$' 3 \
+    || { grep transpose "$WORK/c2.log"; kill $a $b $c; wait; return 1; }
+  echo "  ... and on its transpose (+2) after $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$WORK/figures"
   wait_for_line "$WORK/a.log" '^info: sync: follower 127.0.0.1:9732 answers again' 3 || { kill $a $b $c; wait; return 1; }
   # Bad input on box B's sync port: each refused and logged, a flood in one line; B plays on.
   for what in unsigned wrongkey garbage flood replay; do sync_send 9731 $what; done

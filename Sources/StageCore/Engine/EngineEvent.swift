@@ -21,7 +21,8 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         /// Talk state (`TalkSwitch`).
         case talk
         /// The song's transpose by `parameter` semitones (+1 or −1), at the next section or
-        /// at once (`SongTranspose`).
+        /// at once (`SongTranspose`); with `value` 1, to `parameter` semitones in all, at
+        /// once (a sync follower taking its leader's).
         case transpose
     }
 
@@ -85,6 +86,13 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
     @inlinable
     public static func transpose(_ semitones: Int32, at time: Int64 = now) -> EngineEvent {
         EngineEvent(kind: .transpose, sampleTime: time, parameter: semitones)
+    }
+
+    /// The song's transpose to `semitones` in all (its own counted), at once whatever
+    /// `transposeAt` says: a sync follower taking its leader's (`SongTranspose`).
+    @inlinable
+    public static func transpose(to semitones: Int32, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .transpose, sampleTime: time, parameter: semitones, value: 1)
     }
 
     @inlinable

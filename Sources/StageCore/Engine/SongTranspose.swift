@@ -37,6 +37,8 @@ public final class SongTranspose: @unchecked Sendable {
     var applied = 0
     var asked = 0
     var askedAt: Int64 = 0
+    /// What was asked lands at once, whatever `atSection` says (`EngineEvent.transpose(to:)`).
+    var askedNow = false
     let publishedValue: Atomic<Int>
 
     /// The transposable parts of `plan`; nil when the song neither has a transpose nor maps
@@ -44,7 +46,8 @@ public final class SongTranspose: @unchecked Sendable {
     public init?(plan: RenderPlan) {
         let actions = plan.rack.midi.map.compactMap(\.action)
         let timeline = plan.rack.timeline
-        guard timeline.transpose != 0 || actions.contains(.transposeUp) || actions.contains(.transposeDown) else { return nil }
+        guard timeline.transpose != 0 || actions.contains(.transposeUp) || actions.contains(.transposeDown) || timeline.transposable
+        else { return nil }
         song = timeline.transpose
         // At a section only when there is one to wait for.
         atSection = (timeline.transposeAtSection ?? true) && !timeline.sections.isEmpty
@@ -72,12 +75,16 @@ public final class SongTranspose: @unchecked Sendable {
     /// The most events `advance` adds in a block.
     public var headroom: Int { keys.count + shifts.count }
 
-    /// Takes the block's `.transpose` events (`parameter` +1 or −1). Thread: render.
+    /// Takes the block's `.transpose` events: `parameter` +1 or −1, or (`value` 1) the
+    /// transpose in all, at once. Thread: render.
     public func take(_ events: UnsafeMutablePointer<EngineEvent>, count: Int, blockStart: Int64) {
+        let range = SetlistSong.transposeRange
         for e in 0..<count where events[e].kind == .transpose {
-            let total = min(max(song + asked + Int(events[e].parameter), SetlistSong.transposeRange.lowerBound), SetlistSong.transposeRange.upperBound)
-            asked = total - song
+            let absolute = events[e].value == 1
+            let wanted = absolute ? Int(events[e].parameter) : song + asked + Int(events[e].parameter)
+            asked = min(max(wanted, range.lowerBound), range.upperBound) - song
             askedAt = max(events[e].sampleTime, blockStart)
+            askedNow = absolute
         }
     }
 
@@ -85,9 +92,11 @@ public final class SongTranspose: @unchecked Sendable {
     /// −1: none) or at once, into `list[count...]` below `capacity`; returns the new count.
     /// Thread: render.
     public func advance(sectionStart: Int64, list: UnsafeMutablePointer<EngineEvent>, count: Int, capacity: Int) -> Int {
-        guard asked != applied, !atSection || sectionStart >= 0, count + headroom <= capacity else { return count }
-        let frame = atSection ? sectionStart : askedAt
+        let waitsForSection = atSection && !askedNow
+        guard asked != applied, !waitsForSection || sectionStart >= 0, count + headroom <= capacity else { return count }
+        let frame = waitsForSection ? sectionStart : askedAt
         applied = asked
+        askedNow = false
         for i in synths.indices { synths[i].transpose = synthBases[i] + applied }
         var n = count
         for k in keys {
@@ -107,6 +116,7 @@ public final class SongTranspose: @unchecked Sendable {
     public func reset() {
         applied = 0
         asked = 0
+        askedNow = false
         for i in synths.indices { synths[i].transpose = synthBases[i] }
         publishedValue.store(song, ordering: .relaxed)
     }

@@ -8,6 +8,9 @@ public struct GraphCompiler {
         public var hostInputChannels: Int
         /// False for offline renders (`UnitBuildContext.realTime`).
         public var realTime: Bool
+        /// Every song transposable live, whatever it maps (`SongTimeline.transposable`):
+        /// a box in sync takes its leader's transpose (`play --sync`).
+        public var transposesEverySong = false
         public init(sampleRate: Double = 48000, maxFrames: Int = 512, hostInputChannels: Int = 1, realTime: Bool = true) {
             self.sampleRate = sampleRate
             self.maxFrames = maxFrames
@@ -160,8 +163,10 @@ public struct GraphCompiler {
         let buffers = allocateBuffers(nodes, order: heard.order, channels: channels, outputChannels: outputChannels, options: options)
         let wiring = wire(nodes, heard: heard, channels: channels, buffers: buffers, outputChannels: outputChannels, options: options)
         let timing = latencyAndTail(nodes, heard: heard, units: units, outputs: outputs, outputChannels: outputChannels)
+        var played = rack
+        if options.transposesEverySong { played.timeline.transposable = true }
         return makePlan(
-            rack, nodes, heard: heard, units: units, banks: banks, wiring: wiring, timing: timing, options: options)
+            played, nodes, heard: heard, units: units, banks: banks, wiring: wiring, timing: timing, options: options)
     }
 
     /// Pass 1's result: the units some output hears, in render order and in rack order.

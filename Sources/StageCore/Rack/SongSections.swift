@@ -78,6 +78,10 @@ public struct SongTimeline: Sendable, Equatable {
     /// When `transpose-up`/`transpose-down` take effect (`"transposeAt"`): at the next
     /// section (true), at once (false); nil: at the next section when the song has any.
     public var transposeAtSection: Bool?
+    /// Transposable live even with no transpose of its own and no `transpose-up`/`-down`
+    /// mapped (`GraphCompiler.Options.transposesEverySong`: a box in sync follows its
+    /// leader's transpose). Not read from the setlist.
+    public var transposable = false
 
     public init() {}
 
