@@ -47,6 +47,10 @@ public final class PresetSwitcher: @unchecked Sendable {
     let index: Atomic<Int>
     /// Producer: the main thread. Consumer: the control thread.
     public let mainRequests = SPSCQueue<MainRequest>(minimumCapacity: 64)
+    /// `requestTranspose`'s mailbox (`noTranspose`: empty). Any thread stores, the control
+    /// thread takes.
+    let wantedTranspose = Atomic<Int>(PresetSwitcher.noTranspose)
+    static let noTranspose = Int.min
     /// Requests replaced by a later one before they were carried out.
     public let requestsCoalesced = Atomic<Int>(0)
     /// Where failed loads are reported (default: `log`). Thread: the switcher's.
@@ -135,6 +139,14 @@ public final class PresetSwitcher: @unchecked Sendable {
         wake.signal()
     }
 
+    /// Asks for the song's transpose in all (`Request.transpose`), in a mailbox of its own:
+    /// it neither replaces nor is replaced by a song or snapshot request (a sync follower
+    /// catching up asks for both at once). The latest wins. Thread: any.
+    public func requestTranspose(_ semitones: Int) {
+        wantedTranspose.store(semitones, ordering: .releasing)
+        wake.signal()
+    }
+
     /// Starts the control thread: it waits for a message (`wakeUp`, or 20 ms at most, so the
     /// racks the render thread hands back are released soon), takes the latest request from each
     /// source, carries it out, and collects retired racks. `midiActions`: the MIDI thread's
@@ -147,6 +159,8 @@ public final class PresetSwitcher: @unchecked Sendable {
                 onTick?()
                 if currentEngine.resetParkedUnits() { log("panic: LV2 plugins reset") }
                 if let r = nextRequest(midiActions: midiActions) { perform(r, at: EngineEvent.now) }
+                let t = wantedTranspose.exchange(Self.noTranspose, ordering: .acquiringAndReleasing)
+                if t != Self.noTranspose { perform(.transpose(t), at: EngineEvent.now) }
                 player.collectRetired()
             }
             player.collectRetired()

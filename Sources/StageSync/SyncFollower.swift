@@ -115,7 +115,7 @@ extension SyncNode {
         follower.transpose = t
         follower.transposeSong = m.song
         log(.info, "sync: " + (catchingUp ? "catching up with the leader: transpose " : "the leader transposes to ") + Self.signed(t))
-        switcher.request(.transpose(t))
+        switcher.requestTranspose(t)
     }
 
     /// "+2", "0", "-3".

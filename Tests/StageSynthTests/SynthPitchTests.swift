@@ -81,7 +81,7 @@ final class SynthPitchTests: XCTestCase {
         let omni = try SynthTest.harness(["transpose": .number(5)])
         let moved = Self.drumNote(omni)
         let level = Measure.rms(plain)
-        XCTAssertGreaterThan(Measure.decibels(level), -40, "the cowbell sounds")
+        XCTAssertGreaterThan(Measure.decibels(level), -70, "the cowbell sounds (not silence)")
         let kept = Measure.decibels(Self.difference(plain, moved) / level)
         XCTAssertLessThan(kept, -80, "channel 10 moved by the transpose of an all-channel synth (difference \(kept) dB)")
 
