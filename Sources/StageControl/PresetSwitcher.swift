@@ -51,6 +51,9 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// thread takes.
     let wantedTranspose = Atomic<Int>(PresetSwitcher.noTranspose)
     static let noTranspose = Int.min
+    /// `requestSection`'s mailbox: the jump's way << 32 | the bar's song beat (0: empty).
+    /// Any thread stores, the control thread takes.
+    let wantedSection = Atomic<Int>(0)
     /// Requests replaced by a later one before they were carried out.
     public let requestsCoalesced = Atomic<Int>(0)
     /// Where failed loads are reported (default: `log`). Thread: the switcher's.
@@ -139,6 +142,14 @@ public final class PresetSwitcher: @unchecked Sendable {
         wake.signal()
     }
 
+    /// Asks for a section jump on the bar line at song beat `bar` (a sync leader's; the
+    /// first bar line after, if that has passed), in a mailbox of its own as
+    /// `requestTranspose`. The latest wins. Thread: any.
+    public func requestSection(_ jump: SectionJump, atBar bar: Int) {
+        wantedSection.store(Int(jump.rawValue & 3) << 32 | Int(UInt32(bitPattern: Int32(clamping: bar))), ordering: .releasing)
+        wake.signal()
+    }
+
     /// Asks for the song's transpose in all (`Request.transpose`), in a mailbox of its own:
     /// it neither replaces nor is replaced by a song or snapshot request (a sync follower
     /// catching up asks for both at once). The latest wins. Thread: any.
@@ -161,6 +172,8 @@ public final class PresetSwitcher: @unchecked Sendable {
                 if let r = nextRequest(midiActions: midiActions) { perform(r, at: EngineEvent.now) }
                 let t = wantedTranspose.exchange(Self.noTranspose, ordering: .acquiringAndReleasing)
                 if t != Self.noTranspose { perform(.transpose(t), at: EngineEvent.now) }
+                let j = wantedSection.exchange(0, ordering: .acquiringAndReleasing)
+                if j != 0 { sendSectionJump(j) }
                 player.collectRetired()
             }
             player.collectRetired()
@@ -247,6 +260,16 @@ public final class PresetSwitcher: @unchecked Sendable {
             return load(n, request: r)
         case .reload: return load(currentIndex, request: r, force: true)
         }
+    }
+
+    /// The section jump `requestSection` packed into `bits`, to the engine. Thread: control.
+    func sendSectionJump(_ bits: Int) {
+        guard let jump = SectionJump(rawValue: Int32(bits >> 32)) else { return }
+        let bar = Int(Int32(bitPattern: UInt32(truncatingIfNeeded: bits)))
+        var e = EngineEvent.section(jump, atBar: bar)
+        e.generation = currentPlan.generation
+        let way = jump == .next ? "the next section" : "the section again"
+        log("section jump: \(way) at song beat \(bar)" + (send(e) ? "" : " not taken: the render thread took nothing for \(Self.sendPatienceMilliseconds) ms"))
     }
 
     func recall(_ snapshot: SnapshotDescription, at time: Int64, request: Request) -> Bool {

@@ -38,6 +38,7 @@ extension SyncNode {
         case .snapshot: followSnapshot(m)
         case .state: catchUp(m, now: now)
         case .transpose: followTranspose(m, catchingUp: false)
+        case .section: followSection(m)
         case .ack: break
         }
         answer(from: from)
@@ -116,6 +117,14 @@ extension SyncNode {
         follower.transposeSong = m.song
         log(.info, "sync: " + (catchingUp ? "catching up with the leader: transpose " : "the leader transposes to ") + Self.signed(t))
         switcher.requestTranspose(t)
+    }
+
+    /// The leader's section jump: armed for the same bar line (its song beat) when this box
+    /// plays the same song; the song clocks of boxes that switched on one bar line agree.
+    func followSection(_ m: SyncMessage) {
+        guard let jump = m.jump, let at = m.at, m.song == switcher.currentIndex else { return }
+        log(.info, "sync: the leader jumps to " + (jump == .next ? "the next section" : "the section again") + " at song beat \(at)")
+        switcher.requestSection(jump, atBar: at)
     }
 
     /// "+2", "0", "-3".

@@ -24,6 +24,9 @@ struct SyncLeaderState {
     /// The song's transpose as last told (nil: not yet, or the song has none), and its song.
     var transpose: Int?
     var transposeSong: Int?
+    /// The song clock whose jumps were told, and how many of them.
+    var jumpClock: ObjectIdentifier?
+    var jumpCount = 0
 
     init(followers: [SyncAddress], now: Double) {
         self.followers = followers.map { Follower(address: $0) }
@@ -84,6 +87,7 @@ extension SyncNode {
             send(m, to: state)
         }
         tellTranspose(&state)
+        tellSectionJump(&state)
         if now - state.lastState >= options.stateInterval {
             state.lastState = now
             var m = message(.state, song: switcher.currentIndex)
@@ -114,6 +118,24 @@ extension SyncNode {
         var m = message(.transpose, song: song)
         m.transpose = t
         log(.info, "sync: leading transpose \(Self.signed(t))")
+        send(m, to: state)
+    }
+
+    /// A section jump armed on the leader's song clock (a button, the page, OSC), told
+    /// within a turn (20 ms), so that the followers arm it for the same bar line: the one at
+    /// its song beat. Thread: sync.
+    func tellSectionJump(_ state: inout SyncLeaderState) {
+        guard let clock = switcher.songClock else { return state.jumpClock = nil }
+        let id = ObjectIdentifier(clock)
+        let armed = clock.armedJump
+        let told = state.jumpClock == id ? state.jumpCount : 0  // a new song's clock counts from 0
+        state.jumpClock = id
+        state.jumpCount = armed?.count ?? 0
+        guard let a = armed, a.count != told else { return }
+        var m = message(.section, song: switcher.currentIndex)
+        m.jump = a.jump
+        m.at = a.bar
+        log(.info, "sync: leading a section jump (\(a.jump == .next ? "next" : "repeat")) at song beat \(a.bar)")
         send(m, to: state)
     }
 

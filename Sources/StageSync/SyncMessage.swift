@@ -20,6 +20,8 @@ import StageOSC
 ///     snapshot Solo                 a snapshot's name (snapshot, state), optional
 ///     transpose -2                  the song's transpose in all, semitones (transpose,
 ///                                   state), optional
+///     jump next                     a section jump: next | repeat (section)
+///     at 32                         the song beat of the bar line it lands on (section)
 ///
 /// Thread: any (a value).
 public struct SyncMessage: Sendable, Equatable {
@@ -34,6 +36,9 @@ public struct SyncMessage: Sendable, Equatable {
         /// The song's transpose is now `transpose` semitones in all (its own counted): a
         /// follower playing the same song takes it at once.
         case transpose
+        /// A section jump (`jump`) armed for the bar line at song beat `at`: a follower
+        /// playing the same song arms the same jump for the same bar line.
+        case section
         /// A follower's answer to the leader (its own session and sequence; `song` playing).
         case ack
     }
@@ -55,6 +60,9 @@ public struct SyncMessage: Sendable, Equatable {
     public var section: String?
     public var snapshot: String?
     public var transpose: Int?
+    /// A section jump's way, and the song beat of its bar line (`SongClock`).
+    public var jump: SectionJump?
+    public var at: Int?
 
     public init(
         session: String, sequence: UInt64, kind: Kind, song: Int, beat: Double? = nil, section: String? = nil, snapshot: String? = nil,
@@ -79,6 +87,8 @@ public struct SyncMessage: Sendable, Equatable {
         if let section { lines.append("section \(Self.oneLine(section))") }
         if let snapshot { lines.append("snapshot \(Self.oneLine(snapshot))") }
         if let transpose { lines.append("transpose \(transpose)") }
+        if let jump { lines.append("jump \(jump == .next ? "next" : "repeat")") }
+        if let at { lines.append("at \(at)") }
         return lines.joined(separator: "\n")
     }
 
@@ -123,7 +133,19 @@ public struct SyncMessage: Sendable, Equatable {
             guard let semitones = Int(t), (-48...48).contains(semitones) else { return .failure(SyncError("transpose is not -48…48 semitones")) }
             m.transpose = semitones
         }
-        let known: Set<String> = ["session", "seq", "kind", "song", "beat", "ahead", "bar", "section", "snapshot", "transpose"]
+        if let j = fields["jump"] {
+            switch j {
+            case "next": m.jump = .next
+            case "repeat": m.jump = .repeatCurrent
+            default: return .failure(SyncError("jump is not next or repeat"))
+            }
+        }
+        if let a = fields["at"] {
+            guard let beat = Int(a), (-1000...1_000_000).contains(beat) else { return .failure(SyncError("at is not a song beat")) }
+            m.at = beat
+        }
+        if m.kind == .section && (m.jump == nil || m.at == nil) { return .failure(SyncError("a section message without jump and at")) }
+        let known: Set<String> = ["session", "seq", "kind", "song", "beat", "ahead", "bar", "section", "snapshot", "transpose", "jump", "at"]
         if let unknown = fields.keys.first(where: { !known.contains($0) }) { return .failure(SyncError("unknown field \(unknown)")) }
         return .success(m)
     }

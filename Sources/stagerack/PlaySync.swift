@@ -59,13 +59,26 @@ extension LiveSession {
 /// machine compare these directly). Thread: main (each turn of the loop).
 struct SwitchBeatWatch {
     var seen = 0
+    var seenJumps = 0
 
     mutating func update(_ player: RackPlayer, link: LinkSession, song: Int) {
         let s = player.switchOnBeat
-        guard s.count != seen, let block = link.lastBlock, block.tempo > 0 else { return }
-        seen = s.count
-        let micros = block.micros + Int64(((s.beat - block.beat) / block.tempo * 60e6).rounded())
-        Log.info("Link: song \(song + 1) began at beat \(formatNumber((s.beat * 10000).rounded() / 10000)) "
-                 + "(\(formatNumber((block.tempo * 100).rounded() / 100)) BPM) at \(micros) us")
+        if s.count != seen, let line = Self.line(beat: s.beat, link) {
+            seen = s.count
+            Log.info("Link: song \(song + 1) began \(line)")
+        }
+        // A section jump (the song's clock, from a button, the page, OSC or a sync leader).
+        let j = player.sectionJumpOnBeat
+        if j.count != seenJumps, let line = Self.line(beat: j.beat, link) {
+            seenJumps = j.count
+            Log.info("Link: section jump \(j.count) began \(line)")
+        }
+    }
+
+    /// "at beat 4.001 (120 BPM) at 23367155059 us": `beat` on Link's clock.
+    static func line(beat: Double, _ link: LinkSession) -> String? {
+        guard let block = link.lastBlock, block.tempo > 0 else { return nil }
+        let micros = block.micros + Int64(((beat - block.beat) / block.tempo * 60e6).rounded())
+        return "at beat \(formatNumber((beat * 10000).rounded() / 10000)) (\(formatNumber((block.tempo * 100).rounded() / 100)) BPM) at \(micros) us"
     }
 }

@@ -106,6 +106,37 @@ final class SongSectionTests: XCTestCase {
         }
     }
 
+    /// A sync leader's jump (`EngineEvent.section(_:atBar:)`) lands on the bar line of its
+    /// song beat, or on the next one when that has passed; a button's jump is published for
+    /// a leader to tell (`armedJump`: count, way, the song beat of its bar line).
+    func testALeadersJumpLandsOnItsBarLineOrTheNext() throws {
+        let dir = folder(
+            sections: """
+                [ { "name": "A", "at": "1:1", "actions": ["snapshot quiet"] },
+                  { "name": "B", "at": "5:1", "actions": ["snapshot half"] } ]
+                """, startOnLoad: true)
+        let barThree = Self.frame(beat: 8)
+        for (atBar, sent) in [(8, 0), (4, Self.frame(beat: 6))] {
+            let plan = try SongFiles.plan(setlist: dir + "/set.json", block: 97)
+            let renderer = OfflineRenderer(plan: plan)
+            XCTAssertTrue(renderer.player.controlEvents.push(.section(.next, atBar: atBar, at: Int64(sent))))
+            var out: [Float] = []
+            renderer.render(input: nil, midi: nil, frames: barThree + 2400, blockSize: 97) { bus, n in
+                out += UnsafeBufferPointer(start: bus[0], count: n)
+            }
+            XCTAssertEqual(firstFrame(out, at: 0.03), barThree, "the jump for beat \(atBar), sent at frame \(sent): B from bar 3")
+        }
+        let plan = try SongFiles.plan(setlist: dir + "/set.json", block: 128)
+        let renderer = OfflineRenderer(plan: plan)
+        let midi = StandardMIDIFile(
+            messages: [StandardMIDIFile.TimedMessage(seconds: 1.0, message: .noteOn(channel: 0, note: 60, velocity: 100))], duration: 1.0)
+        renderer.render(input: nil, midi: midi, frames: 48000 * 2, blockSize: 128) { _, _ in }
+        let armed = try XCTUnwrap(renderer.player.current.songClock?.armedJump)
+        XCTAssertEqual(armed.count, 1)
+        XCTAssertEqual(armed.jump, .next)
+        XCTAssertEqual(armed.bar, 4, "the button at 1 s (beat 2.2) arms bar 2's line, song beat 4")
+    }
+
     func testTheSectionPlayingAndTheNextArePublished() throws {
         let dir = folder(sections: """
             [ { "name": "A", "at": "1:1" }, { "name": "B", "at": "2:1" } ]

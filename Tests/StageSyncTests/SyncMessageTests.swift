@@ -31,6 +31,22 @@ final class SyncMessageTests: XCTestCase {
         m.section = "Chorus 2"
         m.transpose = -2
         XCTAssertEqual(try SyncMessage.parse(m.payload).get(), m)
+        var jump = SyncMessage(session: "00aa11bb22cc33dd", sequence: 43, kind: .section, song: 3)
+        jump.jump = .repeatCurrent
+        jump.at = 32
+        XCTAssertEqual(try SyncMessage.parse(jump.payload).get(), jump)
+    }
+
+    func testASectionJumpWithoutItsWayOrBarOrWithABadOneIsRefused() {
+        let head = "stagerack-sync 1\nsession ab\nseq 1\nkind section\nsong 0"
+        let cases: [(String, String)] = [
+            ("\njump next", "a section message without jump and at"), ("\nat 8", "a section message without jump and at"),
+            ("\njump sideways\nat 8", "jump is not next or repeat"), ("\njump next\nat eight", "at is not a song beat"),
+        ]
+        for (tail, message) in cases {
+            guard case .failure(let e) = SyncMessage.parse(head + tail) else { return XCTFail("took \(tail.debugDescription)") }
+            XCTAssertEqual(e.message, message)
+        }
     }
 
     func testASignedDatagramOpensAndEveryAlterationIsRefused() throws {

@@ -6,7 +6,9 @@
 # clock), 64-frame periods. Measured: a song change asked of the leader (OSC) happens on all
 # three boxes at the same bar line: each box's own report of the Link time at which its
 # switch began, compared (within 2 ms); a snapshot recalled on the leader recalled on a
-# follower, and the leader's transpose (OSC, twice up) taken by it; unsigned, wrongly signed, replayed and garbage
+# follower, and the leader's transpose (OSC, twice up) taken by it; a section jump asked of
+# the leader (OSC) taken by it on the same bar line (each box's report of the Link time of
+# its jump, within 2 ms); unsigned, wrongly signed, replayed and garbage
 # datagrams (and a flood) on a follower's sync port refused and logged, rate limited, the
 # show going on; a follower stopped and restarted mid-song comes back to the leader's song,
 # snapshot and transpose;
@@ -32,7 +34,8 @@ cat >"$WORK/band.json" <<JSON
 { "format": 1, "name": "Band",
   "songs": [ { "rack": "$PWD/racks/default.json", "name": "One" },
              { "rack": "$PWD/racks/vocal-clean.json", "name": "Two" },
-             { "rack": "$WORK/slap.json", "name": "Three" } ] }
+             { "rack": "$WORK/slap.json", "name": "Three", "tempo": 120, "transposeAt": "now",
+               "sections": [ { "name": "verse", "at": 1 }, { "name": "chorus", "at": 400 } ] } ] }
 JSON
 export STAGERACK_SYNC_KEY="the band's long shared secret"
 box() {
@@ -141,6 +144,30 @@ PY
   send_osc 9741 /stagerack/transpose/up
   wait_for_line "$WORK/a.log" '^info: sync: leading transpose \+2' 3 && wait_for_line "$WORK/b.log" '^info: sync: the leader transposes to \+2' 3 \
     && wait_for_line "$WORK/b.log" '^info: transpose \+2$' 3 || { grep -h transpose "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
+  # A section jump asked of the leader 0.2 s after a bar line (so the follower hears of it
+  # within the bar): both boxes jump on the next bar line.
+  local t3
+  t3=$(switch_time "$WORK/a.log" 3)
+  python3 - "$t3" <<'PY'
+import sys, time
+start = int(sys.argv[1]) / 1e6  # Link's clock: CLOCK_MONOTONIC_RAW
+bar = 2.0  # 4 beats at 120 BPM
+time.sleep((0.2 - (time.clock_gettime(time.CLOCK_MONOTONIC_RAW) - start) % bar) % bar)
+PY
+  send_osc 9741 /stagerack/section/next
+  wait_for_line "$WORK/a.log" '^info: sync: leading a section jump \(next\)' 3 && wait_for_line "$WORK/b.log" '^info: sync: the leader jumps to the next section' 3 \
+    && wait_for_line "$WORK/a.log" '^info: Link: section jump 1 began' 4 && wait_for_line "$WORK/b.log" '^info: Link: section jump 1 began' 4 \
+    || { grep -h 'section' "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
+  grep -h 'sync: leading a section\|Link: section jump' "$WORK/a.log" "$WORK/b.log" | sed 's/^/  /' | tee -a "$WORK/figures"
+  local ja jb
+  ja=$(grep -oE 'Link: section jump 1 began at .* at [0-9]+ us' "$WORK/a.log" | grep -oE '[0-9]+ us$' | grep -oE '[0-9]+')
+  jb=$(grep -oE 'Link: section jump 1 began at .* at [0-9]+ us' "$WORK/b.log" | grep -oE '[0-9]+ us$' | grep -oE '[0-9]+')
+  python3 - "$ja" "$jb" <<'PY' | tee -a "$WORK/figures" || { kill $a $b; wait; return 1; }
+import sys
+a, b = (int(x) for x in sys.argv[1:])
+print(f"  the section jump on the follower {(b - a) / 1000:+.3f} ms from the leader")
+sys.exit(0 if abs(b - a) < 2000 else 1)
+PY
   local t0=$(date +%s%N)
   box --sync follower --sync-port 9732 --duration 5 2>"$WORK/c2.log" &
   c=$!

@@ -76,6 +76,16 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         EngineEvent(kind: .section, sampleTime: time, parameter: jump.rawValue)
     }
 
+    /// A section jump for the bar line at song beat `bar` (a sync leader's), or the first
+    /// after `time` if that has passed (`SongClock`): `unit` is `sectionAtBeat`.
+    @inlinable
+    public static func section(_ jump: SectionJump, atBar bar: Int, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .section, sampleTime: time, unit: sectionAtBeat, parameter: jump.rawValue, value: Float(bar))
+    }
+
+    /// `unit` of a `.section` event whose `value` is the song beat of its bar line.
+    public static let sectionAtBeat: Int32 = 1
+
     /// Talk on, off or toggled, decided by the engine's one Talk state (`TalkSwitch`).
     @inlinable
     public static func talk(_ change: TalkChange, at time: Int64 = now) -> EngineEvent {

@@ -37,6 +37,24 @@ extension RackPlayer {
         return true
     }
 
+    /// The last section jump taken with a session (`SongClock`): the session's beat at its
+    /// frame, and how many there have been (0: none yet). Thread: any.
+    public var sectionJumpOnBeat: (beat: Double, count: Int) {
+        let count = jumpsOnBeat.load(ordering: .acquiring)
+        return (Double(bitPattern: jumpBeatBits.load(ordering: .relaxed)), count)
+    }
+
+    /// Records the session's beat at the frame of a section jump the playing rack took in
+    /// the block of `n` frames just rendered. Thread: render.
+    @inline(__always)
+    func noteSectionJumpBeat(frames n: Int) {
+        guard let clock = current.songClock, clock.jumpedAt >= 0 else { return }
+        let offset = Double(clock.jumpedAt - (current.sampleTime - Int64(n)))
+        let beat = sessionState.beat + offset * sessionState.tempo / 60 / current.plan.sampleRate
+        jumpBeatBits.store(beat.bitPattern, ordering: .relaxed)
+        jumpsOnBeat.add(1, ordering: .releasing)
+    }
+
     /// Records the beat of the block where a switch began. Thread: render.
     @inline(__always)
     func noteSwitchBeat() {

@@ -88,6 +88,11 @@ public final class SongClock: @unchecked Sendable {
     /// The section playing and the next (−1: none), packed for one relaxed atomic:
     /// (current + 1) << 16 | (next + 1). Render thread stores, any thread reads.
     let publishedBits = Atomic<Int>(0)
+    /// The last jump armed, for a sync leader to tell (`armedJump`): how many so far << 34
+    /// | its way << 32 | the song beat of its bar line (32 bits). Render thread stores, any
+    /// thread reads.
+    let armedBits = Atomic<Int>(0)
+    var armCount = 0
 
     /// Builds the clock for `plan`'s song (nil when it has no sections): each action
     /// resolved against the plan (an action whose unit is not in it, one nobody hears, is
@@ -184,7 +189,13 @@ public final class SongClock: @unchecked Sendable {
             framesPerBeat = 60 * sampleRate / newTempo
         }
         for e in 0..<count where events[e].kind == .section {
-            if let jump = SectionJump(rawValue: events[e].parameter) { arm(jump, at: max(events[e].sampleTime, blockStart)) }
+            guard let jump = SectionJump(rawValue: events[e].parameter) else { continue }
+            let at = max(events[e].sampleTime, blockStart)
+            if events[e].unit == EngineEvent.sectionAtBeat {
+                arm(jump, atBar: Double(events[e].value), from: at)
+            } else {
+                arm(jump, at: at)
+            }
         }
         let blockEnd = blockStart + Int64(frames)
         beatCount = 0
@@ -257,6 +268,27 @@ public final class SongClock: @unchecked Sendable {
         while self.frame(ofBeat: bar) < frame { bar += beatsPerBar }
         armed = jump
         armedBeat = bar
+        armCount &+= 1
+        let beat = Int(Int32(clamping: Int(bar.rounded())))
+        armedBits.store(
+            (armCount & 0x3FFF_FFFF) << 34 | Int(jump.rawValue & 3) << 32 | Int(UInt32(bitPattern: Int32(beat))), ordering: .relaxed)
+    }
+
+    /// Arms `jump` for the bar line at song beat `bar` (a sync leader's), or, when that has
+    /// passed by `frame`, for the first bar line after `frame` (one bar late, not lost).
+    /// Thread: render.
+    func arm(_ jump: SectionJump, atBar bar: Double, from frame: Int64) {
+        guard self.frame(ofBeat: bar) >= frame else { return arm(jump, at: frame) }
+        armed = jump
+        armedBeat = bar
+    }
+
+    /// The last jump armed on this clock (from a button, the page, OSC): its count (0: none
+    /// yet), its way and the song beat of its bar line. Thread: any.
+    public var armedJump: (count: Int, jump: SectionJump, bar: Int)? {
+        let bits = armedBits.load(ordering: .relaxed)
+        guard bits >> 34 > 0, let jump = SectionJump(rawValue: Int32((bits >> 32) & 3)) else { return nil }
+        return (bits >> 34, jump, Int(Int32(bitPattern: UInt32(truncatingIfNeeded: bits))))
     }
 
     /// Back to bar 1 beat 1 at frame 0, before the first section. Thread: render, or control
