@@ -152,6 +152,50 @@ final class SongSectionTests: XCTestCase {
         XCTAssertEqual(plan.rack.timeline.sections.map(\.name), ["A", "B"])
     }
 
+    /// Sections placed by time in the song's track (`"time"`) land where the track's
+    /// position reaches their time, at any block size; with a count-in, the track (and so
+    /// they) starts on the downbeat after it.
+    func testSectionsPlacedByTimeFollowTheTracksPosition() throws {
+        let sections = """
+            [ { "name": "A", "time": 0.5, "actions": ["snapshot quiet"] },
+              { "name": "B", "time": "0:01.25", "actions": ["snapshot half"] },
+              { "name": "C", "time": 2, "actions": ["snapshot loud"] } ]
+            """
+        for countIn in [0, 1] {
+            let dir = folder(sections: sections, startOnLoad: true, extra: ", \"track\": \"dc.wav\", \"countIn\": \(countIn)")
+            let trackStart = countIn == 0 ? 0 : Self.frame(beat: 4)
+            for block in [64, 97, 512] {
+                let out = try render(dir, frames: trackStart + 96000 + 2400, block: block)
+                XCTAssertEqual(firstFrame(out, at: 0.003), trackStart + 24000, "count-in \(countIn), block \(block): A at 0.5 s of the track")
+                XCTAssertEqual(firstFrame(out, at: 0.03), trackStart + 60000, "count-in \(countIn), block \(block): B at 1.25 s")
+                XCTAssertEqual(
+                    firstFrame(out, at: 0.3, from: trackStart + 60000), trackStart + 96000, "count-in \(countIn), block \(block): C at 2 s")
+            }
+        }
+    }
+
+    func testSectionsPlacedByTimeAreCheckedWhenTheSetlistIsRead() throws {
+        let dir = folder(sections: """
+            [ { "name": "A", "time": 1.5 },
+              { "name": "B", "time": "0:01.5" },
+              { "name": "C", "at": 3 },
+              { "name": "D", "time": "1:75" },
+              { "name": "E", "at": 2, "time": 4 } ]
+            """)
+        let found = errors { _ = try RackFiles.readSetlist(dir + "/set.json") }
+        let expected = [
+            "songs[0].sections[1].time: section \"A\" already starts at 1.5 s",
+            "songs[0].sections[2]: a song's sections are placed all by bar (\"at\") or all by time in the track (\"time\"), not both",
+            "songs[0].sections[3].time: must be a time in the backing track",
+            "songs[0].sections[4].time: a section starts at a bar (\"at\") or at a time in the track (\"time\"), not both",
+            "songs[0].sections: sections placed by \"time\" need the song's \"track\"",
+        ]
+        XCTAssertEqual(found.count, expected.count, found.joined(separator: "\n"))
+        for e in expected {
+            XCTAssertTrue(found.contains { $0.contains(e) }, "missing \(e) in\n\(found.joined(separator: "\n"))")
+        }
+    }
+
     func errors(_ body: () throws -> Void) -> [String] {
         do {
             try body()

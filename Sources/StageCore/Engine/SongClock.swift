@@ -37,6 +37,8 @@ public struct SongBeat: Sendable, BitwiseCopyable {
 public final class SongClock: @unchecked Sendable {
     struct Section {
         var startBeat: Double
+        /// Placed by time: its frame in the song's track (`SongSection.seconds`); −1 by bar.
+        var trackFrame: Double
         var firstAction: Int
         var actionCount: Int
     }
@@ -65,6 +67,13 @@ public final class SongClock: @unchecked Sendable {
     public let backing: SongMIDIPlayer?
     /// The song's transpose while it plays (nil: it neither has one nor maps the actions).
     public let transposer: SongTranspose?
+    /// The player of the song's track: the clock of sections placed by time (nil: none).
+    let track: (any UnitTransport)?
+    /// The track's position at the block's first frame (frames), whether it moved since
+    /// the last block (it plays), and its position then. Render thread.
+    var trackPosition = 0.0
+    var trackMoving = false
+    var lastTrackPosition = -1.0
 
     // Render-thread state.
     var anchorFrame: Int64 = 0
@@ -114,13 +123,18 @@ public final class SongClock: @unchecked Sendable {
         beats = .allocate(capacity: beatCapacity)
         names = timeline.sections.map(\.name)
         sampleRate = plan.sampleRate
+        track = timeline.trackPlayer.flatMap { plan.unitIndex($0) }.flatMap { plan.units[$0] as? any UnitTransport }
         var events: [EngineEvent] = []
         var list: [Section] = []
         let talk = Talk.targets(in: plan)
         for section in timeline.sections {
             let first = events.count
             for action in section.actions { events += Self.events(for: action.kind, in: plan, talk: talk) }
-            list.append(Section(startBeat: Double(section.startBeat(beatsPerBar: timeline.beatsPerBar)), firstAction: first, actionCount: events.count - first))
+            list.append(
+                Section(
+                    startBeat: Double(section.startBeat(beatsPerBar: timeline.beatsPerBar)),
+                    trackFrame: section.seconds.map { $0 * plan.sampleRate } ?? -1, firstAction: first,
+                    actionCount: events.count - first))
         }
         sectionCount = list.count
         sections = .allocate(capacity: max(list.count, 1))
@@ -202,13 +216,13 @@ public final class SongClock: @unchecked Sendable {
         jumpedAt = -1
         sectionStartedAt = -1
         transposer?.take(events, count: count, blockStart: blockStart)
+        readTrack()
         var n = count
         while true {
-            let natural = current + 1 < sectionCount ? sections[current + 1].startBeat : Double.infinity
-            let jumping = armed != nil && armedBeat <= natural
-            let beat = jumping ? armedBeat : natural
-            guard beat.isFinite else { break }
-            let at = max(frame(ofBeat: beat), blockStart)
+            let natural = naturalFrame(blockStart: blockStart)
+            let jumping = armed != nil && frame(ofBeat: armedBeat) <= natural
+            guard jumping || natural != .max else { break }
+            let at = max(jumping ? frame(ofBeat: armedBeat) : natural, blockStart)
             guard at < blockEnd else { break }
             listBeats(before: at, blockStart: blockStart)
             var target = current + 1
@@ -226,9 +240,12 @@ public final class SongClock: @unchecked Sendable {
             if jumping {
                 jumpedAt = at
                 lineBeforeJump = (anchorFrame, anchorBeat)
-                anchorFrame = at
-                anchorBeat = section.startBeat
-                nextBeat = section.startBeat
+                // A section placed by time keeps the bar clock running on (the track does).
+                if section.trackFrame < 0 {
+                    anchorFrame = at
+                    anchorBeat = section.startBeat
+                    nextBeat = section.startBeat
+                }
             }
             for k in 0..<section.actionCount {
                 var e = actions[section.firstAction + k]
@@ -244,6 +261,28 @@ public final class SongClock: @unchecked Sendable {
         if let transposer { n = transposer.advance(sectionStart: sectionStartedAt, list: events, count: n, capacity: capacity) }
         if let backing { n = backing.advance(clock: self, blockStart: blockStart, blockEnd: blockEnd, list: events, count: n, capacity: capacity) }
         return n
+    }
+
+    /// The frame the next section starts on by itself (`Int64.max`: none in sight): its bar
+    /// line's (maybe past), or, placed by time, where the playing track reaches its time
+    /// (the block's start if it is past). Thread: render.
+    @inline(__always)
+    func naturalFrame(blockStart: Int64) -> Int64 {
+        guard current + 1 < sectionCount else { return .max }
+        let next = sections[current + 1]
+        guard next.trackFrame >= 0 else { return frame(ofBeat: next.startBeat) }
+        guard trackMoving else { return .max }
+        return blockStart + Int64(max(next.trackFrame - trackPosition, 0).rounded(.up))
+    }
+
+    /// The track's position at the block's start, and whether it plays (it moved since the
+    /// last block: stopped, or held while its disk catches up, it does not). Thread: render.
+    @inline(__always)
+    func readTrack() {
+        guard let track else { return }
+        trackPosition = (track.positionSeconds * sampleRate).rounded()
+        trackMoving = lastTrackPosition >= 0 && trackPosition != lastTrackPosition
+        lastTrackPosition = trackPosition
     }
 
     /// Lists the song's beats on the current line that start before frame `end`. Thread: render.
@@ -302,6 +341,8 @@ public final class SongClock: @unchecked Sendable {
         current = -1
         armed = nil
         jumpedAt = -1
+        lastTrackPosition = -1
+        trackMoving = false
         backing?.reset()
         transposer?.reset()
         publish()

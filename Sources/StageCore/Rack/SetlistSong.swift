@@ -98,6 +98,9 @@ public struct SetlistSong: Sendable, Equatable {
             }
         }
         song.timeline = SongTimeline.read(e, path: path, report: report)
+        if song.timeline.placedByTime && song.track == nil {
+            report(e["sections"]?.value.location, "\(path).sections", "sections placed by \"time\" need the song's \"track\" (its position is their clock)")
+        }
         song.timeline.transpose = song.transpose
         if let a = e["transposeAt"] {
             switch a.value.string {
@@ -182,6 +185,7 @@ public struct SetlistSong: Sendable, Equatable {
             target = players[0]
         }
         rack.units[target].settings.set("file", .string(track), at: trackLocation)
+        rack.timeline.trackPlayer = rack.units[target].id
         if timeline.countInBars > 0 {
             // The count-in first, then the track: it starts on the downbeat, not at the load.
             rack.units[target].settings.set("startOnLoad", .bool(false), at: trackLocation)

@@ -13,7 +13,8 @@ extension RackDescription {
             JSONMember(key: key, keyLocation: loc, value: JSONNode(value, at: loc))
         }
         var cues: [JSONNode] = []
-        for section in timeline.sections where section.cue != "" {
+        // Sections placed by time have no cue yet (a bar before a time needs the track's bars).
+        for section in timeline.sections where section.cue != "" && section.seconds == nil {
             let beat = Double(section.startBeat(beatsPerBar: timeline.beatsPerBar) - timeline.beatsPerBar)
             let source = section.cue.map { member("file", .string($0)) } ?? member("name", .string(section.name))
             cues.append(JSONNode(.object([member("beat", .number(beat)), source]), at: loc))

@@ -4,9 +4,12 @@
 /// `SongClock` on the render thread. Thread: control (values).
 public struct SongSection: Sendable, Equatable {
     public var name: String
-    /// 1-based bar and beat of the song's time signature.
+    /// 1-based bar and beat of the song's time signature (a section placed by time: 0).
     public var bar: Int
     public var beat: Int
+    /// Where it starts in the song's backing track, in seconds of the track (`"time"`),
+    /// instead of a bar: the track's position is then its clock (`SongClock`).
+    public var seconds: Double?
     public var actions: [SectionAction]
     /// The spoken cue one bar before it (`"cue"`): nil, the shipped cue for its name
     /// (`cues/NAME.flac` beside the rack); a file (resolved against the setlist's folder);
@@ -78,6 +81,9 @@ public struct SongTimeline: Sendable, Equatable {
     /// When `transpose-up`/`transpose-down` take effect (`"transposeAt"`): at the next
     /// section (true), at once (false); nil: at the next section when the song has any.
     public var transposeAtSection: Bool?
+    /// The id of the player that plays the song's `track` (set when the song is applied to
+    /// its rack): the clock of sections placed by time.
+    public var trackPlayer: String?
     /// Transposable live even with no transpose of its own and no `transpose-up`/`-down`
     /// mapped (`GraphCompiler.Options.transposesEverySong`: a box in sync follows its
     /// leader's transpose). Not read from the setlist.
@@ -85,7 +91,10 @@ public struct SongTimeline: Sendable, Equatable {
 
     public init() {}
 
-    static let sectionKeys = ["name", "at", "actions", "cue", "comment"]
+    static let sectionKeys = ["name", "at", "time", "actions", "cue", "comment"]
+
+    /// Whether the sections are placed by times in the backing track (`"time"`), not bars.
+    public var placedByTime: Bool { sections.first?.seconds != nil }
 
     /// Reads `"timeSignature"`, `"bars"` and `"sections"` of setlist entry `e`.
     static func read(_ e: JSONNode, path: String, report: (SourceLocation?, String, String) -> Void) -> SongTimeline {
@@ -114,9 +123,23 @@ public struct SongTimeline: Sendable, Equatable {
             return t
         }
         var places: [Int: String] = [:]
+        var times: [Double: String] = [:]
         for (i, node) in list.enumerated() {
             let p = "\(path).sections[\(i)]"
             guard let section = readSection(node, path: p, beatsPerBar: t.beatsPerBar, report: report) else { continue }
+            if let first = t.sections.first, (first.seconds == nil) != (section.seconds == nil) {
+                report(node.location, p, "a song's sections are placed all by bar (\"at\") or all by time in the track (\"time\"), not both")
+                continue
+            }
+            if let seconds = section.seconds {
+                if let other = times[seconds] {
+                    report(node["time"]?.value.location, "\(p).time", "section \"\(other)\" already starts at \(formatNumber(seconds)) s")
+                    continue
+                }
+                times[seconds] = section.name
+                t.sections.append(section)
+                continue
+            }
             let start = section.startBeat(beatsPerBar: t.beatsPerBar)
             if let bars = t.bars, section.bar > bars {
                 report(node["at"]?.value.location, "\(p).at", "bar \(section.bar) is past the song's end (\"bars\": \(bars))")
@@ -128,7 +151,11 @@ public struct SongTimeline: Sendable, Equatable {
             places[start] = section.name
             t.sections.append(section)
         }
-        t.sections.sort { $0.startBeat(beatsPerBar: t.beatsPerBar) < $1.startBeat(beatsPerBar: t.beatsPerBar) }
+        if t.placedByTime {
+            t.sections.sort { ($0.seconds ?? 0) < ($1.seconds ?? 0) }
+        } else {
+            t.sections.sort { $0.startBeat(beatsPerBar: t.beatsPerBar) < $1.startBeat(beatsPerBar: t.beatsPerBar) }
+        }
         return t
     }
 
@@ -146,15 +173,28 @@ public struct SongTimeline: Sendable, Equatable {
             report(node["name"]?.value.location ?? node.location, "\(p).name", "missing (the section's name: \"verse\", \"chorus\")")
             return nil
         }
-        guard let at = node["at"] else {
-            report(node.location, "\(p).at", "missing (where it starts: \"bar:beat\", such as \"9:1\")")
+        var section: SongSection
+        switch (node["at"], node["time"]) {
+        case (nil, nil):
+            report(node.location, "\(p).at", "missing (where it starts: \"bar:beat\", such as \"9:1\", or \"time\" in the track)")
             return nil
-        }
-        guard let (bar, beat) = barBeat(at.value), beat <= beatsPerBar else {
-            report(at.value.location, "\(p).at", "must be \"bar:beat\" (bar 1…, beat 1…\(beatsPerBar)) or a bar number")
+        case (.some, .some(let time)):
+            report(time.keyLocation, "\(p).time", "a section starts at a bar (\"at\") or at a time in the track (\"time\"), not both")
             return nil
+        case (nil, .some(let time)):
+            guard let seconds = trackTime(time.value) else {
+                report(time.value.location, "\(p).time", "must be a time in the backing track: seconds (83.5) or \"M:SS.s\" (\"1:23.5\"), above 0")
+                return nil
+            }
+            section = SongSection(name: name, bar: 0, beat: 0, location: node.location)
+            section.seconds = seconds
+        case (.some(let at), nil):
+            guard let (bar, beat) = barBeat(at.value), beat <= beatsPerBar else {
+                report(at.value.location, "\(p).at", "must be \"bar:beat\" (bar 1…, beat 1…\(beatsPerBar)) or a bar number")
+                return nil
+            }
+            section = SongSection(name: name, bar: bar, beat: beat, location: node.location)
         }
-        var section = SongSection(name: name, bar: bar, beat: beat, location: node.location)
         if let c = node["cue"] {
             if c.value.bool == false {
                 section.cue = ""
@@ -178,6 +218,21 @@ public struct SongTimeline: Sendable, Equatable {
             }
         }
         return section
+    }
+
+    /// 83.5 or "1:23.5" → 83.5 seconds (above 0, at most 24 h).
+    static func trackTime(_ v: JSONNode) -> Double? {
+        var seconds: Double?
+        if let n = v.number {
+            seconds = n
+        } else if let s = v.string {
+            let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+            if parts.count == 2, let m = Int(parts[0]), m >= 0, let sec = Double(parts[1]), sec >= 0, sec < 60, !parts[1].hasPrefix("+") {
+                seconds = Double(m) * 60 + sec
+            }
+        }
+        guard let x = seconds, x.isFinite, x > 0, x <= 86400 else { return nil }
+        return x
     }
 
     /// "3/4" → (3, 4).
