@@ -196,21 +196,8 @@ public final class SongClock: @unchecked Sendable {
         blockStart: Int64, frames: Int, tempo newTempo: Double, events: UnsafeMutablePointer<EngineEvent>, count: Int,
         capacity: Int
     ) -> Int {
-        if newTempo != tempo {
-            if tempo > 0 { anchorBeat = beat(at: blockStart) }
-            anchorFrame = blockStart
-            tempo = newTempo
-            framesPerBeat = 60 * sampleRate / newTempo
-        }
-        for e in 0..<count where events[e].kind == .section {
-            guard let jump = SectionJump(rawValue: events[e].parameter) else { continue }
-            let at = max(events[e].sampleTime, blockStart)
-            if events[e].unit == EngineEvent.sectionAtBeat {
-                arm(jump, atBar: Double(events[e].value), from: at)
-            } else {
-                arm(jump, at: at)
-            }
-        }
+        follow(tempo: newTempo, at: blockStart)
+        takeJumps(events, count: count, blockStart: blockStart)
         let blockEnd = blockStart + Int64(frames)
         beatCount = 0
         jumpedAt = -1
@@ -237,16 +224,7 @@ public final class SongClock: @unchecked Sendable {
                 if jumping { armed = SectionJump(rawValue: target == current ? 2 : 1) }
                 break
             }
-            if jumping {
-                jumpedAt = at
-                lineBeforeJump = (anchorFrame, anchorBeat)
-                // A section placed by time keeps the bar clock running on (the track does).
-                if section.trackFrame < 0 {
-                    anchorFrame = at
-                    anchorBeat = section.startBeat
-                    nextBeat = section.startBeat
-                }
-            }
+            if jumping { jumped(to: section, at: at) }
             for k in 0..<section.actionCount {
                 var e = actions[section.firstAction + k]
                 e.sampleTime = at
@@ -261,6 +239,43 @@ public final class SongClock: @unchecked Sendable {
         if let transposer { n = transposer.advance(sectionStart: sectionStartedAt, list: events, count: n, capacity: capacity) }
         if let backing { n = backing.advance(clock: self, blockStart: blockStart, blockEnd: blockEnd, list: events, count: n, capacity: capacity) }
         return n
+    }
+
+    /// A new tempo from the block at `blockStart` on: the line turns there. Thread: render.
+    @inline(__always)
+    func follow(tempo newTempo: Double, at blockStart: Int64) {
+        guard newTempo != tempo else { return }
+        if tempo > 0 { anchorBeat = beat(at: blockStart) }
+        anchorFrame = blockStart
+        tempo = newTempo
+        framesPerBeat = 60 * sampleRate / newTempo
+    }
+
+    /// Arms the jumps among the block's events (a button's for the next bar line, a sync
+    /// leader's for its bar). Thread: render.
+    @inline(__always)
+    func takeJumps(_ events: UnsafeMutablePointer<EngineEvent>, count: Int, blockStart: Int64) {
+        for e in 0..<count where events[e].kind == .section {
+            guard let jump = SectionJump(rawValue: events[e].parameter) else { continue }
+            let at = max(events[e].sampleTime, blockStart)
+            if events[e].unit == EngineEvent.sectionAtBeat {
+                arm(jump, atBar: Double(events[e].value), from: at)
+            } else {
+                arm(jump, at: at)
+            }
+        }
+    }
+
+    /// A jump to `section` taken at frame `at`: the line moves to the section's start, but
+    /// for a section placed by time (the bar clock runs on, as the track does). Thread: render.
+    @inline(__always)
+    func jumped(to section: Section, at: Int64) {
+        jumpedAt = at
+        lineBeforeJump = (anchorFrame, anchorBeat)
+        guard section.trackFrame < 0 else { return }
+        anchorFrame = at
+        anchorBeat = section.startBeat
+        nextBeat = section.startBeat
     }
 
     /// The frame the next section starts on by itself (`Int64.max`: none in sight): its bar
