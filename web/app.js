@@ -65,6 +65,7 @@ function receive(m) {
       showLoad(m, now);
       showMeterDetails(m);
       lyricsFollowMeters(m);
+      showSongControls(m);
       if ("readouts" in m) showReadouts(m);
       // Talk as the engine has it (a MIDI button or a section may have switched it).
       if ("talk" in m && page.state && page.state.talk !== m.talk) { page.state.talk = m.talk; showTalk(); }
@@ -127,6 +128,10 @@ $("song").onchange = () => send({ type: "song", number: Number($("song").value) 
 $("panic").onclick = () => send({ type: "panic" });
 $("tap").onclick = tap;
 $("talk").onclick = () => { if (page.state) send({ type: "talk", on: !page.state.talk }); };
+$("next-section").onclick = () => send({ type: "section", go: "next" });
+$("repeat-section").onclick = () => send({ type: "section", go: "repeat" });
+$("transpose-up").onclick = () => send({ type: "transpose", go: "up" });
+$("transpose-down").onclick = () => send({ type: "transpose", go: "down" });
 $("save").onclick = () => send({ type: "save" });
 $("save-snapshot").onclick = () => {
   const name = $("snapshot-name").value.trim();

@@ -29,6 +29,21 @@ function renderPerformer() {
   showTalk();
 }
 
+// The song's sections and transpose, from the meters (each only when the song has it): the
+// section playing and the next, buttons to move on or vamp (from the next bar line), the
+// song's transpose and a semitone down or up (at the next section or at once, as the song
+// says).
+function showSongControls(m) {
+  const sections = m.section != null || m.nextSection != null;
+  const transposes = typeof m.transpose === "number";
+  for (const id of ["section", "repeat-section", "next-section"]) $(id).hidden = !sections;
+  for (const id of ["transpose", "transpose-down", "transpose-up"]) $(id).hidden = !transposes;
+  $("song-controls").hidden = !sections && !transposes;
+  if (sections) $("section").textContent = (m.section || "–") + (m.nextSection ? " → " + m.nextSection : "");
+  if (transposes) $("transpose").textContent = "key " + (m.transpose > 0 ? "+" : "") + m.transpose;
+  $("song-controls").dataset.transpose = transposes ? String(m.transpose) : "";
+}
+
 // Talk (between songs: the effects off the voice, the strip kept): lit while on.
 function showTalk() {
   const on = !!page.state.talk;

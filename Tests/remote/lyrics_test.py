@@ -7,7 +7,10 @@ over OSC at time t0, section i starts at t0 + its bar's time (the song's clock s
 the rack's first frame, a little after t0, so each figure is an upper bound), and the page
 notes when it shows each section. The chord transposer (web/chords.js) is checked on sharps,
 flats and slash chords; a meters message with "transpose" moves the chords shown; the
-lyrics view (?view=lyrics) shows the lyrics alone, large. Run by Tests/remote/run.sh."""
+lyrics view (?view=lyrics) shows the lyrics alone, large. The song's row: the section playing
+and the next, a vamp from ↺ Section (the next section shows two bars later, not one), the
+song a whole step up from ♯ twice and back from ♭ twice (the engine's transpose, from its
+meters). Run by Tests/remote/run.sh."""
 import os
 import socket
 import sys
@@ -26,7 +29,8 @@ SHOTS = os.environ.get("STAGERACK_PERFORMER_SHOTS", "out/remote")
 BAR_SECONDS = 1.0  # 240 BPM, 4/4
 RACK = """{ "format": 2, "name": "Lyrics test",
   "units": { "mic": { "type": "input" }, "vox": { "type": "gain" }, "out": { "type": "output" } },
-  "connections": [ "mic -> vox -> out" ] }"""
+  "connections": [ "mic -> vox -> out" ],
+  "midi": { "map": [ { "note": 101, "action": "transpose-up" }, { "note": 102, "action": "transpose-down" } ] } }"""
 NAMES = ["intro", "verse", "chorus", "verse", "chorus", "solo", "bridge", "chorus", "outro"]
 SECTIONS = ", ".join('{ "name": "%s", "at": "%d:1" }' % (n, i + 1) for i, n in enumerate(NAMES))
 SETLIST = """{ "format": 2, "name": "Lyrics set",
@@ -165,6 +169,39 @@ def test_chords_follow_the_transpose():
     figures["transpose"] = "chorus +2: E/G#, C, G#m7, F/C (section %d before)" % index
 
 
+def test_section_and_transpose_buttons():
+    osc.send("/stagerack/song", 1)
+    wait.until(lambda d: d.find_element(By.ID, "song-name").text == "Warm-up")
+    wait.until(lambda d: d.find_element(By.ID, "transpose").text == "key 0")  # the rack maps transpose: a row for it
+    assert not driver.find_element(By.ID, "next-section").is_displayed(), "no section buttons for a song without sections"
+    driver.execute_script("""
+        window.__at = {};
+        const box = document.getElementById('lyrics');
+        new MutationObserver(() => {
+          const s = box.dataset.section;
+          if (s !== undefined && s !== '' && !(s in window.__at)) window.__at[s] = performance.now();
+        }).observe(box, { attributes: true, attributeFilter: ['data-section'] });""")
+    osc.send("/stagerack/song", 2)
+    wait.until(lambda d: d.find_element(By.ID, "lyrics").get_attribute("data-section") == "2")
+    assert text("section") == "chorus → verse", text("section")
+    for b in ["repeat-section", "next-section", "transpose-down", "transpose-up"]:
+        size = driver.find_element(By.ID, b).size
+        assert size["height"] >= 44, "touch target %s %r" % (b, size)
+    driver.find_element(By.ID, "repeat-section").click()  # early in bar 3: the chorus again from bar 4
+    wait_until(lambda: driver.execute_script("return window.__at[3]"), 5, "the verse after the vamp")
+    at = driver.execute_script("return window.__at")
+    gap = (at["3"] - at["2"]) / 1000
+    figures["vamp"] = "↺ Section in the chorus: the next verse %.2f s after the chorus began (a bar is 1 s; 2 with the vamp)" % gap
+    assert 1.8 <= gap <= 2.3, figures["vamp"]
+    for _ in range(2):
+        driver.find_element(By.ID, "transpose-up").click()
+    wait.until(lambda d: d.find_element(By.ID, "transpose").text == "key +2")  # at the next section
+    figures["transpose buttons"] = "♯ twice: the engine's transpose +2 by section %s" % driver.find_element(By.ID, "lyrics").get_attribute("data-section")
+    for _ in range(2):
+        driver.find_element(By.ID, "transpose-down").click()
+    wait.until(lambda d: d.find_element(By.ID, "transpose").text == "key 0")
+
+
 def test_lyrics_view():
     """A 1280x800 tablet: the lyrics alone, at 6 % of the screen's height or more."""
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": True})
@@ -197,6 +234,7 @@ try:
     check("lyrics: chords transposed (sharps, flats, slash chords)", test_transposer)
     check("lyrics: the page follows the song's sections within 100 ms, chords above the words", test_lyrics_follow_the_sections_within_100_ms)
     check("lyrics: chords follow the meters' transpose", test_chords_follow_the_transpose)
+    check("lyrics: the song's row: ↺ Section vamps, ♯/♭ move the song's transpose", test_section_and_transpose_buttons)
     check("lyrics: the lyrics view (?view=lyrics) shows the lyrics alone, large", test_lyrics_view)
 finally:
     driver.quit()

@@ -160,6 +160,8 @@ def test_log_in_to_the_performer_view():
     labels = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#controls .control-label")]
     assert labels == ["Voice", "Echo", "Reverb", "Harmony", "Effects", "Presence", "Echo on", "Reverb on"], labels
     for e in driver.find_elements(By.CSS_SELECTOR, "#performer button, #controls .fader, #top button"):
+        if not e.is_displayed():
+            continue  # a row this song has not (its sections, its transpose)
         assert e.size["height"] >= 44, "touch target %s %r" % (e.get_attribute("id") or e.text, e.size)
 
 
