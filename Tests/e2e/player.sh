@@ -44,9 +44,12 @@ wait_for() {
     done
 }
 SR="" REC="" PROBE=""
+# Under set -e a failing kill in the EXIT trap would become the script's status: each is
+# guarded (a process already waited for has its variable cleared too).
 cleanup() {
-    [[ -n $SR ]] && kill "$SR" 2>/dev/null; [[ -n $REC ]] && kill "$REC" 2>/dev/null
-    [[ -n $PROBE ]] && kill "$PROBE" 2>/dev/null; true
+    if [[ -n $SR ]]; then kill "$SR" 2>/dev/null || true; fi
+    if [[ -n $REC ]]; then kill "$REC" 2>/dev/null || true; fi
+    if [[ -n $PROBE ]]; then kill "$PROBE" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
 
@@ -107,6 +110,7 @@ python3 -S "$SCRIPT_DIR/seqclient.py" PlayerPedal --wait-subscriber 30 --gap 0.8
 sleep 1
 kill -TERM "$PROBE" 2>/dev/null || true
 wait "$PROBE" 2>/dev/null || true
+PROBE=""
 kill -TERM "$SR"
 wait "$SR" || true
 SR=""
