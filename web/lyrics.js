@@ -4,10 +4,12 @@
 // performer's view a panel under the key and tempo; the lyrics view (the Lyrics button, or
 // the address ending ?view=lyrics) shows it alone, large and high-contrast, for a tablet on
 // a stand. The lyrics come as one message after the state (the server sends it on connect
-// and on a song change); a song without sections shows all its lyrics.
+// and on a song change); a song without sections shows all its lyrics. Lines that carry a
+// time in the song's track (`[1:23.5]` in the ChordPro file) follow the track: the line
+// being sung (the last whose time the meters' `trackTime` has reached) is lit.
 "use strict";
 
-const lyrics = { data: null, index: null, transpose: 0, shownAt: 0 };
+const lyrics = { data: null, index: null, transpose: 0, shownAt: 0, trackTime: null };
 const LYRICS_NEXT_LINES = 2;
 
 // The state arrived: a new song's lyrics follow it (or none do).
@@ -24,10 +26,24 @@ function receiveLyrics(m) {
 function lyricsFollowMeters(m) {
   const index = typeof m.sectionIndex === "number" ? m.sectionIndex : null;
   const transpose = typeof m.transpose === "number" ? m.transpose : 0;
-  if (index === lyrics.index && transpose === lyrics.transpose) return;
-  lyrics.index = index;
-  lyrics.transpose = transpose;
-  renderLyrics();
+  lyrics.trackTime = typeof m.trackTime === "number" ? m.trackTime : null;
+  if (index !== lyrics.index || transpose !== lyrics.transpose) {
+    lyrics.index = index;
+    lyrics.transpose = transpose;
+    renderLyrics();
+  }
+  lightTimedLine();
+}
+
+// The timed line being sung, lit (`sung`); the lyrics box says which (data-line: its
+// index among the timed lines shown, "" for none).
+function lightTimedLine() {
+  const t = lyrics.trackTime;
+  let lit = null;
+  const timed = $("lyrics-now").querySelectorAll("[data-time]");
+  timed.forEach((row, i) => { if (t !== null && Number(row.dataset.time) <= t) lit = i; });
+  timed.forEach((row, i) => row.classList.toggle("sung", i === lit));
+  $("lyrics").dataset.line = lit === null ? "" : String(lit);
 }
 
 function lyricsBlock(sectionIndex) {
@@ -64,6 +80,7 @@ function renderLyrics() {
   $("lyrics").dataset.section = lyrics.index === null ? "" : String(lyrics.index);
   $("lyrics").dataset.transpose = String(lyrics.transpose);
   lyrics.shownAt = Date.now();
+  lightTimedLine();
 }
 
 function sectionTitle(i, block) {
@@ -72,8 +89,14 @@ function sectionTitle(i, block) {
 }
 
 // One line: [chord, words] segments, each a column with the chord above its words (no
-// chord row when the line has no chords); or a comment.
+// chord row when the line has no chords); a timed line ({time, words}) the same, with its
+// time; or a comment.
 function lyricLine(line) {
+  if (!Array.isArray(line) && Array.isArray(line.words)) {
+    const row = lyricLine(line.words);
+    row.dataset.time = String(line.time);
+    return row;
+  }
   if (!Array.isArray(line)) return el("div", "lyric-comment", line.comment || "");
   const row = el("div", "lyric-line");
   const chords = line.some((s) => s[0] !== "");

@@ -374,13 +374,24 @@ public struct UnitReadoutReading: @unchecked Sendable {
 /// A unit's transport (a player, a looper), as the main thread reads it. Thread: any (the
 /// unit stores its readings atomically).
 public struct UnitTransportReading: @unchecked Sendable {
+    /// The song's track's position in seconds while it plays, among `readings` (nil: none
+    /// playing): what the lyrics' timed lines follow. Thread: any.
+    public static func songTrackSeconds(_ readings: [UnitTransportReading]) -> Double? {
+        guard let t = readings.first(where: \.isSongTrack)?.transport, t.transportState == "playing" else { return nil }
+        return t.positionSeconds
+    }
+
     public let unitID: String
     public let transport: any UnitTransport
+    /// Whether it plays the setlist song's `track` (`SongTimeline.trackPlayer`).
+    public var isSongTrack = false
 
     /// Every unit of `plan` with a transport, in the plan's order.
     static func all(in plan: RenderPlan) -> [UnitTransportReading] {
         plan.units.indices.compactMap { u in
-            (plan.units[u] as? any UnitTransport).map { UnitTransportReading(unitID: plan.unitIDs[u], transport: $0) }
+            (plan.units[u] as? any UnitTransport).map {
+                UnitTransportReading(unitID: plan.unitIDs[u], transport: $0, isSongTrack: plan.unitIDs[u] == plan.rack.timeline.trackPlayer)
+            }
         }
     }
 }

@@ -254,6 +254,9 @@ public struct RemoteMeters: Sendable, Equatable {
     public var sectionIndex: Int?
     /// The song's transpose in semitones (`SongTranspose`); nil: nothing to transpose.
     public var transpose: Int?
+    /// The song's track's position in seconds while it plays (`UnitTransportReading`):
+    /// what the lyrics' timed lines follow; nil: no track playing.
+    public var trackSeconds: Double?
     /// Talk as the engine has it (`RackPlayer.playingTalk`): whoever switched it (MIDI, a
     /// section, the page, OSC). nil: not known.
     public var talk: Bool?

@@ -9,7 +9,8 @@ extension WebProtocol {
     /// change); none when the song has none:
     /// `{"type":"lyrics","song":1,"title":"...","blocks":[{"kind":"verse","label":"Verse 1",
     /// "lines":[[["","Amazing "],["G","grace"]],{"comment":"slowly"}]}],"sections":[0,null,1],"names":["verse","solo","chorus"]}`:
-    /// a line is a list of [chord, words] or a comment; `sections[i]`: the block of the
+    /// a line is a list of [chord, words], a comment, or `{"time":83.5,"words":[...]}` (a
+    /// line sung from that time in the song's track); `sections[i]`: the block of the
     /// song's section i (`SongLyrics`), `names[i]` its name. Thread: the web server's.
     public static func lyrics(_ v: RemoteView) -> [String] {
         guard let l = v.lyrics else { return [] }
@@ -17,7 +18,8 @@ extension WebProtocol {
             let lines = b.lines.map { line -> String in
                 switch line {
                 case .comment(let text): return "{\"comment\":\(quote(text))}"
-                case .words(let segments): return "[\(segments.map { "[\(quote($0.chord)),\(quote($0.text))]" }.joined(separator: ","))]"
+                case .words(let segments): return segmentList(segments)
+                case .timed(let seconds, let segments): return "{\"time\":\(number(Float(seconds))),\"words\":\(segmentList(segments))}"
                 }
             }
             return "{\"kind\":\(quote(b.kind)),\"label\":\(b.label.map(quote) ?? "null"),\"number\":\(b.number),\"lines\":[\(lines.joined(separator: ","))]}"
@@ -28,5 +30,10 @@ extension WebProtocol {
         let message = head + "\"blocks\":[\(blocks.joined(separator: ","))],\"sections\":[\(sections)],\"names\":[\(names)]}"
         if message.utf8.count > maxLyricsMessage { return [head + "\"tooLarge\":true,\"blocks\":[],\"sections\":[],\"names\":[]}"] }
         return [message]
+    }
+
+    /// `[["","Amazing "],["G","grace"]]`: a line's [chord, words] segments.
+    static func segmentList(_ segments: [LyricLine.Segment]) -> String {
+        "[\(segments.map { "[\(quote($0.chord)),\(quote($0.text))]" }.joined(separator: ","))]"
     }
 }

@@ -215,10 +215,12 @@ public enum WebProtocol {
     }
 
     /// `"section":"verse","nextSection":"chorus","sectionIndex":1,` when the song has
-    /// sections, else nothing; then `"transpose":2,` when the song can be transposed, and
-    /// `"talk":true,` (the engine's Talk) when known.
+    /// sections, else nothing; then `"transpose":2,` when the song can be transposed,
+    /// `"talk":true,` (the engine's Talk) when known, and `"trackTime":12.34,` while the
+    /// song's track plays.
     static func sectionFields(_ m: RemoteMeters) -> String {
         let transpose = (m.transpose.map { "\"transpose\":\($0)," } ?? "") + (m.talk.map { "\"talk\":\($0)," } ?? "")
+            + (m.trackSeconds.map { "\"trackTime\":\(number(Float($0)))," } ?? "")
         guard m.section != nil || m.nextSection != nil else { return transpose }
         return "\"section\":\(m.section.map(quote) ?? "null"),\"nextSection\":\(m.nextSection.map(quote) ?? "null"),"
             + "\"sectionIndex\":\(m.sectionIndex.map(String.init) ?? "null")," + transpose

@@ -101,7 +101,7 @@ extension LiveSession {
             control.remoteFeed.publish(
                 reading, hasCapture: hasCapture, link: link, gainReduction: switcher.unitMeters, readouts: switcher.unitReadouts,
                 section: switcher.songClock?.publishedNames, sectionIndex: switcher.songClock?.published.current,
-                transpose: status.transpose, talk: player.playingTalk, to: remote)
+                transpose: status.transpose, talk: player.playingTalk, trackSeconds: UnitTransportReading.songTrackSeconds(switcher.unitTransports), to: remote)
             control.webServer?.wake()  // main → web: new meters
         }
         status.update(reading, hasCapture: hasCapture)

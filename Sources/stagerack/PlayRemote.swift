@@ -176,7 +176,8 @@ struct RemoteMeterFeed {
 
     func publish(
         _ s: LiveAudio.Status, hasCapture: Bool, link: LinkStatus?, gainReduction: [UnitMeterReading], readouts: [UnitReadoutReading],
-        section: (current: String?, next: String?)?, sectionIndex: Int?, transpose: Int? = nil, talk: Bool? = nil, to hub: RemoteHub
+        section: (current: String?, next: String?)?, sectionIndex: Int?, transpose: Int? = nil, talk: Bool? = nil,
+        trackSeconds: Double? = nil, to hub: RemoteHub
     ) {
         var m = RemoteMeters()
         m.peakIn = hasCapture ? s.peakIn : nil
@@ -196,6 +197,7 @@ struct RemoteMeterFeed {
         m.sectionIndex = sectionIndex
         m.transpose = transpose
         m.talk = talk
+        m.trackSeconds = trackSeconds
         hub.publishMeters(m)
     }
 }

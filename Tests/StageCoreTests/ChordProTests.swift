@@ -50,6 +50,28 @@ final class ChordProTests: XCTestCase {
         XCTAssertEqual(s.blocks[4].lines.first, .comment("softly"), "a comment inside an environment is a line")
     }
 
+    /// A line that starts with a time tag (`[1:23.5]`) is sung from that time in the song's
+    /// track; anything else in brackets at a line's start is a chord.
+    func testLinesTimedInTheTrack() throws {
+        let s = try ChordProReader.read("""
+            {sov}
+            [0:04.5] A[G]mazing grace
+            [1:02]   [C]how sweet
+            [10:00]
+            [1:5] not a time: a chord
+            [C:12] nor this
+            {eov}
+            """)
+        let lines = s.blocks[0].lines
+        XCTAssertEqual(lines.count, 5)
+        XCTAssertEqual(lines[0], .timed(4.5, [.init(chord: "", text: "A"), .init(chord: "G", text: "mazing grace")]))
+        XCTAssertEqual(lines[1], .timed(62, [.init(chord: "C", text: "how sweet")]))
+        XCTAssertEqual(lines[2], .timed(600, [.init(chord: "", text: "")]))
+        XCTAssertEqual(lines[3], .words([.init(chord: "1:5", text: " not a time: a chord")]))
+        XCTAssertEqual(lines[4], .words([.init(chord: "C:12", text: " nor this")]))
+        XCTAssertEqual(problems("[0:01] good [G so"), ["1:13: a chord \"[\" is never closed with \"]\""], "columns count the time tag")
+    }
+
     func problems(_ text: String) -> [String] {
         do {
             _ = try ChordProReader.read(text)

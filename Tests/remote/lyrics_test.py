@@ -10,11 +10,16 @@ flats and slash chords; a meters message with "transpose" moves the chords shown
 lyrics view (?view=lyrics) shows the lyrics alone, large. The song's row: the section playing
 and the next, a vamp from ↺ Section (the next section shows two bars later, not one), the
 song a whole step up from ♯ twice and back from ♭ twice (the engine's transpose, from its
-meters). Run by Tests/remote/run.sh."""
+meters). A song whose ChordPro lines carry times in its backing track ([0:01.00]): each line
+is lit when the track reaches its time, within 100 ms (the track's time in the meters that
+lit it, against the line's). Run by Tests/remote/run.sh."""
+import math
 import os
 import socket
+import struct
 import sys
 import time
+import wave
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import OSCClient, Play, check, finish, free_port, work_folder  # noqa: E402
@@ -33,10 +38,20 @@ RACK = """{ "format": 2, "name": "Lyrics test",
   "midi": { "map": [ { "note": 101, "action": "transpose-up" }, { "note": 102, "action": "transpose-down" } ] } }"""
 NAMES = ["intro", "verse", "chorus", "verse", "chorus", "solo", "bridge", "chorus", "outro"]
 SECTIONS = ", ".join('{ "name": "%s", "at": "%d:1" }' % (n, i + 1) for i, n in enumerate(NAMES))
+TRACK_RACK = """{ "format": 2, "name": "Timed lyrics",
+  "units": { "track": { "type": "player", "file": "t.wav", "startOnLoad": true }, "out": { "type": "output" } },
+  "connections": [ "track -> out" ] }"""
+TIMED_CHO = """{title: Timed}
+[0:01.00] First [G]line
+[0:02.00] Second line
+[0:03.00] [C]Third line
+"""
+LINE_TIMES = [1.0, 2.0, 3.0]
 SETLIST = """{ "format": 2, "name": "Lyrics set",
   "songs": [ { "rack": "r.json", "name": "Warm-up" },
              { "rack": "r.json", "name": "Grace", "tempo": 240, "timeSignature": "4/4", "bars": 12,
-               "lyrics": "grace.cho", "sections": [ %s ] } ] }""" % SECTIONS
+               "lyrics": "grace.cho", "sections": [ %s ] },
+             { "rack": "r2.json", "name": "Timed", "track": "t.wav", "lyrics": "timed.cho" } ] }""" % SECTIONS
 CHO = """{title: Amazing Grace}
 {start_of_verse: Verse 1}
 A[G]mazing [G7]grace, how [C]sweet the [G]sound
@@ -56,9 +71,14 @@ That [G]saved a [Em]wretch like [D]me
 """
 
 work = work_folder()
-for name, text in (("r.json", RACK), ("lyrics-set.json", SETLIST), ("grace.cho", CHO)):
+for name, text in (("r.json", RACK), ("lyrics-set.json", SETLIST), ("grace.cho", CHO), ("r2.json", TRACK_RACK), ("timed.cho", TIMED_CHO)):
     with open(os.path.join(work, name), "w") as f:
         f.write(text)
+with wave.open(os.path.join(work, "t.wav"), "wb") as w:  # 5 s of a quiet 220 Hz tone
+    w.setnchannels(1)
+    w.setsampwidth(2)
+    w.setframerate(48000)
+    w.writeframes(b"".join(struct.pack("<h", int(3000 * math.sin(2 * math.pi * 220 * n / 48000))) for n in range(5 * 48000)))
 web_port = free_port(socket.SOCK_STREAM)
 osc_port = free_port()
 play = Play([os.path.join(work, "lyrics-set.json"), "--playback", "null", "--capture", "null",
@@ -202,6 +222,27 @@ def test_section_and_transpose_buttons():
     wait.until(lambda d: d.find_element(By.ID, "transpose").text == "key 0")
 
 
+def test_timed_lines_follow_the_track():
+    driver.execute_script("""
+        window.__lit = {};
+        const box = document.getElementById('lyrics');
+        new MutationObserver(() => {
+          const i = box.dataset.line;
+          if (i !== undefined && i !== '' && !(i in window.__lit)) window.__lit[i] = lyrics.trackTime;
+        }).observe(box, { attributes: true, attributeFilter: ['data-line'] });""")
+    osc.send("/stagerack/song", 3)
+    wait.until(lambda d: d.find_element(By.ID, "song-name").text == "Timed")
+    wait_until(lambda: driver.execute_script("return window.__lit[2]") is not None, 8, "the third line lit")
+    lit = driver.execute_script("return window.__lit")
+    late = [(lit[str(i)] - t) * 1000 for i, t in enumerate(LINE_TIMES)]
+    figures["timed lines"] = "each line lit when the track had passed its time by %s ms" % ", ".join("%.0f" % x for x in late)
+    assert all(0 <= x <= 100 for x in late), figures["timed lines"]
+    sung = driver.find_elements(By.CSS_SELECTOR, "#lyrics-now .lyric-line.sung")
+    assert len(sung) == 1 and "Third line" in sung[0].text, [e.text for e in sung]
+    chords = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#lyrics-now .lyric-line:first-child .chord")]
+    assert chords == ["", "G"], "the time tag is no chord: %r" % chords
+
+
 def test_lyrics_view():
     """A 1280x800 tablet: the lyrics alone, at 6 % of the screen's height or more."""
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": True})
@@ -235,6 +276,7 @@ try:
     check("lyrics: the page follows the song's sections within 100 ms, chords above the words", test_lyrics_follow_the_sections_within_100_ms)
     check("lyrics: chords follow the meters' transpose", test_chords_follow_the_transpose)
     check("lyrics: the song's row: ↺ Section vamps, ♯/♭ move the song's transpose", test_section_and_transpose_buttons)
+    check("lyrics: lines timed in the track are lit as it reaches them, within 100 ms", test_timed_lines_follow_the_track)
     check("lyrics: the lyrics view (?view=lyrics) shows the lyrics alone, large", test_lyrics_view)
 finally:
     driver.quit()

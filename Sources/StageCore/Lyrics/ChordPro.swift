@@ -50,6 +50,9 @@ public enum LyricLine: Sendable, Equatable {
 
     case words([Segment])
     case comment(String)
+    /// Words sung from `seconds` into the song's backing track: a line that starts with a
+    /// time tag, `[1:23.5]` (minutes, seconds; a chord name never looks like one).
+    case timed(Double, [Segment])
 }
 
 /// A ChordPro file that cannot be read: every problem, each at its line and column.
@@ -135,18 +138,40 @@ public struct ChordProReader {
             open?.lines.append(.words([.init(chord: "", text: String(raw))]))
             return
         }
+        if let (seconds, rest) = Self.timeTag(line) {
+            let shift = raw.distance(from: raw.startIndex, to: rest.startIndex)
+            if let words = words(rest, number: number, shift: shift) { open?.lines.append(.timed(seconds, words)) }
+            return
+        }
         if let words = words(raw, number: number) { open?.lines.append(.words(words)) }
     }
 
+    static func isDigit(_ c: Character) -> Bool { c >= "0" && c <= "9" }
+
+    /// `[1:23.5] words` → (83.5, "words"): a time tag at the line's start (1–3 digits of
+    /// minutes, 2 of seconds, an optional fraction), the spaces after it dropped; nil when
+    /// the line does not start with one.
+    static func timeTag(_ line: Substring) -> (Double, Substring)? {
+        guard line.first == "[", let close = line.firstIndex(of: "]") else { return nil }
+        let tag = line[line.index(after: line.startIndex)..<close]
+        let parts = tag.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, (1...3).contains(parts[0].count), parts[0].allSatisfy(Self.isDigit) else { return nil }
+        let fraction = parts[1].split(separator: ".", omittingEmptySubsequences: false)
+        guard fraction.count <= 2, fraction[0].count == 2, fraction.allSatisfy({ !$0.isEmpty && $0.allSatisfy(Self.isDigit) }),
+            let minutes = Double(parts[0]), let seconds = Double(parts[1]), seconds < 60
+        else { return nil }
+        return (minutes * 60 + seconds, line[line.index(after: close)...].drop { $0 == " " || $0 == "\t" })
+    }
+
     /// `Amazing [G]grace` → ("", "Amazing "), ("G", "grace"): one pass over the characters.
-    mutating func words(_ raw: Substring, number: Int) -> [LyricLine.Segment]? {
+    mutating func words(_ raw: Substring, number: Int, shift: Int = 0) -> [LyricLine.Segment]? {
         var segments: [LyricLine.Segment] = []
         var chord = ""
         var text = ""
         var name: String?  // inside [ ]: the chord so far
         var opened = 0  // the column of the "[" open
         for (offset, c) in raw.enumerated() {
-            let column = offset + 1
+            let column = offset + 1 + shift  // `shift`: characters of the line before `raw` (a time tag)
             if var n = name {
                 if c == "]" {
                     guard !n.isEmpty else {
