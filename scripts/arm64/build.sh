@@ -34,11 +34,15 @@ arm64_tools
 # command line is still its parent's, over STUCK_AFTER seconds old -- is killed; the build
 # is then cancelled and run again (incremental: only what was not finished is compiled).
 STUCK_AFTER=${ARM64_STUCK_AFTER:-120}
+# Both read the process table with ps, never by a name or /proc/PID/stat's fields: a forked
+# child carries the name of the thread that forked it (swift-build names its threads, so the
+# stuck child was not called qemu-aarch64-static and `ps -C` missed it), and a name with a
+# space shifts stat's fields.
 descends_from() {  # PID ANCESTOR
   local p=$1
   while [[ -n $p && $p -gt 1 ]]; do
     [[ $p == "$2" ]] && return 0
-    p=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null) || return 1
+    p=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ') || return 1
   done
   return 1
 }
@@ -46,11 +50,12 @@ kill_stuck_children() {  # ANCESTOR: prints how many it killed
   local n=0 pid ppid age
   while read -r pid ppid age; do
     [[ $age -ge $STUCK_AFTER ]] || continue
+    [[ $(readlink "/proc/$pid/exe" 2>/dev/null) == */qemu-aarch64-static ]] || continue
     [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == "$(tr '\0' ' ' <"/proc/$ppid/cmdline" 2>/dev/null)" ]] || continue
     descends_from "$ppid" "$1" || continue
     echo "   $(date -u +%H:%M:%S) a forked child (pid $pid) stuck for ${age} s before its exec ($(cat "/proc/$pid/wchan" 2>/dev/null)): killed, the build is run again" >&2
     kill -9 "$pid" 2>/dev/null && n=$((n + 1))
-  done < <(ps -C qemu-aarch64-static -o pid=,ppid=,etimes= 2>/dev/null)
+  done < <(ps -e -o pid=,ppid=,etimes= 2>/dev/null)
   echo $n
 }
 
