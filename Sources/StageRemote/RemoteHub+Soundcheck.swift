@@ -93,6 +93,10 @@ extension RemoteHub {
             return true
         }
         guard c.generation == current.state.generation else { return false }
+        if let step = current.soundcheck?.step, step == .quiet || step == .sing {
+            current.notice = "a soundcheck is under way: cancel it first"
+            return true
+        }
         guard soundcheck.analysis == nil else {
             current.notice = "a soundcheck is still being analysed: wait a moment"
             return true
