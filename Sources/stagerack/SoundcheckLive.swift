@@ -35,7 +35,9 @@ struct SoundcheckLive {
 
     /// The take, or nil when the device did not open (reported, status 1 for the caller).
     func record() -> AudioData? {
-        Console.err("soundcheck: recording \(formatNumber(guide.totalSeconds)) s from capture \"\(capture.device)\"")
+        Console.err("soundcheck: recording \(formatNumber(guide.totalSeconds)) s from capture \"\(capture.device)\": "
+            + "\(formatNumber(guide.quietSeconds)) s of quiet (the room's noise floor), then sing and speak as at the show "
+            + "(loud phrases, soft words, a few s and sh sounds)")
         var shown: SoundcheckGuide.Phase?
         var lastLine = -1.0
         let terminal = Console.stderrIsTerminal

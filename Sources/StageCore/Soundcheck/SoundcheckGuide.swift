@@ -27,11 +27,11 @@ public struct SoundcheckGuide: Sendable, Equatable {
         case sing(secondsLeft: Int)
         case done
 
-        /// The words for the singer, one line.
+        /// The words for the singer, one short line (a terminal redraws it in place).
         public var instruction: String {
             switch self {
-            case .quiet(let left): "stay quiet (the room's noise floor): \(left) s"
-            case .sing(let left): "sing and speak at show level (loud phrases, soft words, s and sh sounds): \(left) s"
+            case .quiet(let left): "stay quiet: \(left) s"
+            case .sing(let left): "sing and speak at show level: \(left) s"
             case .done: "done: thank you"
             }
         }
