@@ -47,7 +47,9 @@ function receive(m) {
       renderEngineer();
       showReadouts(m);
       lyricsForState(m);
+      showSoundcheck(m.soundcheck);
       break;
+    case "soundcheck": if (s) s.soundcheck = m.soundcheck; showSoundcheck(m.soundcheck); break;
     case "lyrics": receiveLyrics(m); break;
     case "mappings":
       if (s) { s.mappings = m.mappings; s.learning = m.learning; s.notice = m.notice; renderMappings(); }

@@ -49,6 +49,10 @@ public struct RemoteCommand: Sendable, BitwiseCopyable, Equatable {
         /// The song a semitone up (`value` 1) or down (−1), at the next section or at once
         /// (`SongTranspose`).
         case transpose
+        /// The guided soundcheck (`RemoteHub+Soundcheck.swift`): `index` 0 starts it
+        /// (`value`: the singing's seconds, 0 for 20; `parameter`: the quiet's tenths of a
+        /// second, 0 for 3 s), 1 applies its proposal, 2 cancels it.
+        case soundcheck
     }
 
     public var kind: Kind
@@ -105,6 +109,8 @@ public struct RemoteView: Sendable {
     public var talk = false
     /// The song's lyrics matched to its sections (the page's lyrics message); nil: none.
     public var lyrics: SongLyrics?
+    /// The soundcheck from the page under way, or its proposal; nil: none.
+    public var soundcheck: RemoteSoundcheck?
     /// Counts the publications: a server that saw this serial has seen everything.
     public var serial = 0
 

@@ -48,6 +48,13 @@ public final class RemoteHub: @unchecked Sendable {
     /// Writes a save into the rack file (or its writable copy); the path written, or why
     /// not. Set by `play` before the control thread starts. Thread: control.
     public var saveRack: (@Sendable (RackSaveRequest) -> Result<String, RemoteError>)?
+    /// The soundcheck from the page (`RemoteHub+Soundcheck.swift`): the player's input tap
+    /// (nil: no live input) and the analysis of a take (mono samples, their rate, the rack
+    /// file playing), run on a thread of its own. Set by `play` before the control thread
+    /// starts.
+    public var soundcheckTap: InputTap?
+    public var analyseSoundcheck: (@Sendable ([Float], Double, String) -> Result<SoundcheckOffer, RemoteError>)?
+    var soundcheck = PageSoundcheck()
 
     let published: Locked<RemoteView>
     let meterBox = Locked<RemoteMeters>(RemoteMeters())
@@ -105,6 +112,7 @@ public final class RemoteHub: @unchecked Sendable {
             }
         }
         changed = learnTick() || changed
+        changed = soundcheckTick() || changed
         for queue in [fromOSC, fromWeb] {
             while let c = queue.pop() { changed = apply(c) || changed }
         }
@@ -186,6 +194,11 @@ public final class RemoteHub: @unchecked Sendable {
             }
             commandsDone.add(1, ordering: .relaxed)
             return false  // nothing in the state changed: no publication
+        case .soundcheck:
+            guard applySoundcheck(c) else {
+                commandsRefused.add(1, ordering: .relaxed)
+                return false
+            }
         case .talk:
             applyTalk(on: c.value >= 0.5)
         case .transpose:
@@ -225,6 +238,7 @@ public final class RemoteHub: @unchecked Sendable {
     /// Thread: control (the switcher's `onChange`).
     public func planChanged(_ plan: RenderPlan, song: Int) {
         let serial = current.serial  // serials never go back: servers compare them
+        if current.soundcheck != nil { endSoundcheck(notice: "soundcheck stopped: another rack plays") }
         let notice = current.notice
         var songs = current.songs
         // A song shown by its rack's name takes the reloaded rack's (SIGHUP, --watch).

@@ -77,6 +77,7 @@ public enum WebProtocol {
             case "repeat": return .success(.command(RemoteCommand(kind: .section, value: Float(SectionJump.repeatCurrent.rawValue))))
             default: return .failure(RemoteError("section: \"go\" must be \"next\" or \"repeat\""))
             }
+        case "soundcheck": return soundcheckRequest(node, view: view)
         case "snapshot": return string("name").flatMap { view.snapshotCommand($0).map { .command($0) } }
         case "learn":
             return string("unit").flatMap { unit in
@@ -146,7 +147,7 @@ public enum WebProtocol {
         }
         return "{\"type\":\"state\",\"rack\":\(quote(v.rackName)),\"song\":\(v.song + 1),\"songs\":[\(v.songs.map(quote).joined(separator: ","))],"
             + "\"talk\":\(v.talk),\"snapshot\":\(v.snapshot.map(quote) ?? "null"),\"snapshots\":[\(v.snapshots.map(quote).joined(separator: ","))],"
-            + "\"units\":[\(units.joined(separator: ","))],\(mappingFields(v)),\(performerFields(v))}"
+            + "\"units\":[\(units.joined(separator: ","))],\(mappingFields(v)),\(performerFields(v)),\"soundcheck\":\(soundcheckFields(v.soundcheck))}"
     }
 
     /// The performer view's part of the state: its controls (label, kind, position 0…1 or
@@ -181,6 +182,7 @@ public enum WebProtocol {
         if new.mappings != old.mappings || new.learning != old.learning || new.notice != old.notice {
             out.append("{\"type\":\"mappings\",\(mappingFields(new))}")
         }
+        if new.soundcheck != old.soundcheck { out.append("{\"type\":\"soundcheck\",\"soundcheck\":\(soundcheckFields(new.soundcheck))}") }
         if new.talk != old.talk { out.append("{\"type\":\"talk\",\"on\":\(new.talk)}") }
         if new.tempo != old.tempo { out.append("{\"type\":\"tempo\",\"bpm\":\(number(Float(new.tempo)))}") }
         for (i, c) in new.performance.enumerated() where i < old.performance.count {

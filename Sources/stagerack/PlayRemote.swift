@@ -39,6 +39,7 @@ extension LiveSession {
         }
         let ownWrites = self.ownWrites
         hub.saveRack = { request in LiveSession.saveFromPage(request, ownWrites: ownWrites) }  // PlaySave.swift
+        attachSoundcheck(to: hub, player: player)  // the page's Soundcheck button (PlaySoundcheck.swift)
         switcher.onTick = { [weak hub] in hub?.tick() }
         return hub
     }

@@ -7,11 +7,16 @@ import StageDrivers
 /// Thread: main (the command's one control thread).
 enum SoundcheckCommand {
     static let help = """
-        usage: stagerack soundcheck RACK --input FILE [--write]
+        usage: stagerack soundcheck RACK [--input FILE] [--write]
+                                    [--quiet SECONDS] [--sing SECONDS]
+                                    [--capture PCM] [--rate HZ] [--capture-channels N] [--format FORMAT]
+                                    [--config FILE | --no-config]
 
-        The guided soundcheck. Record about 3 s of silence (the room's noise floor), then
-        sing and speak at show level for about 20 s (loud phrases, soft words, a few s and
-        sh sounds), and give the recording with --input (any format libsndfile reads).
+        The guided soundcheck. Without --input it records the live input (the capture
+        device `play` would open) and guides the singer on the terminal: stay quiet for a
+        few seconds (the room's noise floor), then sing and speak at show level for about
+        20 s (loud phrases, soft words, a few s and sh sounds), with a countdown. With
+        --input FILE it reads such a recording instead (any format libsndfile reads).
         StageRack proposes, from the rack's first unit of each type:
           the input trim   (gain.gain, else eq.globalGain): loud phrases at -24 dBFS RMS (peaks near -9)
           the high-pass    (the eq's highPass band): under the voice's lowest notes, 60-160 Hz
@@ -21,16 +26,24 @@ enum SoundcheckCommand {
         The two thresholds are found by rendering the recording through the rack itself
         and reading the units' gain-reduction meters. A silent or clipping recording, or
         one with no voice in it, is refused with what to do; nothing is written then.
-          --input FILE   the recording (required)
-          --write        write the values into RACK (its comments and layout kept)
+          --input FILE        a recording (3 s of silence, then the voice) instead of the live input
+          --write             write the values into RACK (its comments and layout kept)
+          --quiet SECONDS     live: the silence at the start (default 3, 2.5…60)
+          --sing SECONDS      live: the singing after it (default 20, 5…120)
+          --capture PCM       live: ALSA capture device (default: the config's, the rack's, else "default")
+          --rate HZ           live: sample rate (default: the config's, the rack's, else 48000)
+          --capture-channels N  live: channels to open (default 2); the rack's input unit's
+                              channel is used, else their mean
+          --format FORMAT     live: force FLOAT_LE, S32_LE, S24_LE, S24_3LE or S16_LE
+          --config FILE       live: read the devices from FILE only
+          --no-config         live: read no config file
         """
 
     static func run(_ args: [String]) throws -> Int32 {
-        let a = try Arguments(args, valueOptions: ["--input"], flagOptions: ["--write"])
+        let a = try Arguments(
+            args, valueOptions: ["--input", "--quiet", "--sing"] + SoundcheckLive.deviceOptions,
+            flagOptions: ["--write", "--no-config"])
         guard a.positional.count == 1 else { throw UsageError(message: "soundcheck takes one rack file\n\n\(help)") }
-        guard let input = a.options["--input"] else {
-            throw UsageError(message: "soundcheck needs --input FILE (a recording: 3 s of silence, then about 20 s of the voice)")
-        }
         let path = a.positional[0]
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
             throw UsageError(message: "cannot read \(path)")
@@ -38,13 +51,20 @@ enum SoundcheckCommand {
         let rack = try RackReader(registry: Registry.standard).read(text: text, file: path)
         let rate = rack.io.sampleRate ?? 48000
         let file: AudioData
-        let voice: [Float]
-        do {
-            file = try AudioData.read(path: input)
-            voice = mono(try file.resampled(to: rate), rack: rack)
-        } catch {
-            throw InputFileProblem(path: input, error: error)
+        let input: String
+        if let inputPath = a.options["--input"] {
+            for o in ["--quiet", "--sing"] + SoundcheckLive.deviceOptions where a.options[o] != nil {
+                throw UsageError(message: "\(o) is for the live input: not with --input")
+            }
+            input = inputPath
+            file = try readFile(inputPath)
+        } else {
+            let live = try SoundcheckLive(a, rack: rack, rackPath: path)
+            guard let take = live.record() else { return 1 }  // the device's problem, reported
+            input = "the live input (\(live.capture.device))"
+            file = take
         }
+        let voice = mono(try resampled(file, to: rate, input: input), rack: rack)
         let proposal: Soundcheck.Proposal
         do {
             for channel in file.channels { try SoundcheckAnalysis.checkClipping(channel) }
@@ -73,6 +93,24 @@ enum SoundcheckCommand {
         try RackFileEdit.apply(to: path) { text in try proposal.applied(to: text) }
         Console.out("written into \(path)")
         return 0
+    }
+
+    /// The recording at `path`, or the problem with it in words.
+    static func readFile(_ path: String) throws -> AudioData {
+        do {
+            return try AudioData.read(path: path)
+        } catch {
+            throw InputFileProblem(path: path, error: error)
+        }
+    }
+
+    /// `audio` at the rack's rate (`input` names it in a problem).
+    static func resampled(_ audio: AudioData, to rate: Double, input: String) throws -> AudioData {
+        do {
+            return try audio.resampled(to: rate)
+        } catch {
+            throw UsageError(message: "\(input): cannot resample \(Int(audio.sampleRate)) Hz to the rack's \(Int(rate)) Hz: \(error)")
+        }
     }
 
     /// The channel the rack's input unit takes (its `channel` setting), else the mean of all.

@@ -23,7 +23,7 @@ let usage = """
       graph RACK                           the rack as a Graphviz DOT digraph
       midi-monitor [RACK]                  incoming MIDI and what the rack maps it to
       learn RACK --param UNIT.PARAM        map the next control moved (--write: into the file)
-      soundcheck RACK --input FILE         propose trim, high-pass, compressor, de-esser, gate (--write)
+      soundcheck RACK [--input FILE]       guide a take (live input or a file), propose the strip (--write)
       latency [--period 32,64,128] [...]   measure the round trip through the interface (cable loop)
       install-service [--rack PATH] [...]  install the binary, racks and the systemd service
 

@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
 rc=0
-for t in Tests/remote/osc_test.py Tests/remote/web_test.py Tests/remote/stage_security_test.py Tests/remote/stage_small_test.py Tests/remote/learn_test.py Tests/remote/lv2_save_test.py Tests/remote/midi_pages_test.py Tests/remote/tls_test.py Tests/remote/browser_test.py Tests/remote/performer_test.py Tests/remote/lyrics_test.py Tests/remote/bench_clients.py; do
+for t in Tests/remote/osc_test.py Tests/remote/web_test.py Tests/remote/stage_security_test.py Tests/remote/stage_small_test.py Tests/remote/learn_test.py Tests/remote/lv2_save_test.py Tests/remote/midi_pages_test.py Tests/remote/tls_test.py Tests/remote/browser_test.py Tests/remote/performer_test.py Tests/remote/lyrics_test.py Tests/remote/soundcheck_test.py Tests/remote/bench_clients.py; do
   echo "== $t"
   timeout 600 python3 "$t" || rc=1
 done

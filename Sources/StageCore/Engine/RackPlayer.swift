@@ -52,6 +52,11 @@ public final class RackPlayer: @unchecked Sendable {
     /// (`LiveAudio`), read by the MIDI thread.
     public let clock = AudioClock()
 
+    /// The input copied out for a control thread while armed (the page's soundcheck);
+    /// nil: none. Set before the render thread starts, then only read. Thread: render
+    /// (`take`), the tap's consumer (the rest).
+    public var inputTap: InputTap?
+
     /// A rack ringing out after a switch.
     struct Tail {
         var active: Bool
@@ -204,6 +209,7 @@ public final class RackPlayer: @unchecked Sendable {
         controlEvents.handOverConsumer()
         incoming.handOverConsumer()
         retired.handOverProducer()
+        inputTap?.handOverRenderThread()
         current.handOverRenderThread()
         for k in 0..<Self.maxTails where tails[k].active {
             Unmanaged<RenderEngine>.fromOpaque(tails[k].pointer).takeUnretainedValue().handOverRenderThread()
@@ -232,6 +238,7 @@ public final class RackPlayer: @unchecked Sendable {
     /// channels (at least 2); a rack's output channels beyond it are not heard, channels no
     /// output of the rack plays on are silent. Thread: render.
     public func render(frameCount n: Int, input: AudioBus?, output: AudioBus) {
+        inputTap?.take(input, frames: n)
         var switched = false
         if canBeginSwitch, switchGateOpen(frames: n), let p = incoming.pop() {
             beginSwitch(to: p)
