@@ -54,6 +54,13 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// `requestSection`'s mailbox: the jump's way << 32 | the bar's song beat (0: empty).
     /// Any thread stores, the control thread takes.
     let wantedSection = Atomic<Int>(0)
+    /// `requestSnapshot`'s mailbox: a snapshot's name and the song beat of its bar line.
+    /// Any thread stores, the control thread takes.
+    let wantedSnapshot = Locked<(name: String, bar: Int)?>(nil)
+    /// Whether snapshot recalls wait for the next bar line of the song's clock
+    /// (`HeldSnapshots`): a sync leader's do, so that its followers recall on the same one.
+    /// Set once, before `start` (`SyncNode.start`). Thread: main, then control reads.
+    public var recallsOnBarLine = false
     /// Requests replaced by a later one before they were carried out.
     public let requestsCoalesced = Atomic<Int>(0)
     /// Where failed loads are reported (default: `log`). Thread: the switcher's.
@@ -150,6 +157,14 @@ public final class PresetSwitcher: @unchecked Sendable {
         wake.signal()
     }
 
+    /// Asks for snapshot `name` of the song playing on the bar line at song beat `bar` (a
+    /// sync leader's; the first bar line after, if that has passed), in a mailbox of its
+    /// own as `requestSection`. The latest wins. Thread: any.
+    public func requestSnapshot(_ name: String, atBar bar: Int) {
+        wantedSnapshot.withLock { $0 = (name, bar) }
+        wake.signal()
+    }
+
     /// Asks for the song's transpose in all (`Request.transpose`), in a mailbox of its own:
     /// it neither replaces nor is replaced by a song or snapshot request (a sync follower
     /// catching up asks for both at once). The latest wins. Thread: any.
@@ -174,6 +189,7 @@ public final class PresetSwitcher: @unchecked Sendable {
                 if t != Self.noTranspose { perform(.transpose(t), at: EngineEvent.now) }
                 let j = wantedSection.exchange(0, ordering: .acquiringAndReleasing)
                 if j != 0 { sendSectionJump(j) }
+                if let s = wantedSnapshot.withLock({ w in defer { w = nil }; return w }) { holdRecall(s.name, atBar: s.bar) }
                 player.collectRetired()
             }
             player.collectRetired()
@@ -272,7 +288,29 @@ public final class PresetSwitcher: @unchecked Sendable {
         log("section jump: \(way) at song beat \(bar)" + (send(e) ? "" : " not taken: the render thread took nothing for \(Self.sendPatienceMilliseconds) ms"))
     }
 
+    /// Whether a recall now waits for a bar line: `recallsOnBarLine`, and the song playing
+    /// has a clock that holds the rack's snapshots. Thread: control.
+    public var holdsRecalls: Bool { recallsOnBarLine && currentEngine.songClock?.heldSnapshots != nil }
+
+    /// Snapshot `name` held for the bar line at song beat `bar`, or (nil) the next bar line
+    /// (`HeldSnapshots`); then `onRecall`, as for a recall at once. Thread: control.
+    @discardableResult
+    func holdRecall(_ name: String, atBar bar: Int?) -> Bool {
+        guard let index = currentPlan.rack.snapshots.firstIndex(where: { $0.name == name }), currentEngine.songClock?.heldSnapshots != nil
+        else {
+            log("no snapshot \"\(name)\" to recall on a bar line in the current rack")
+            return false
+        }
+        var e = bar.map { EngineEvent.snapshot(index, atBar: $0) } ?? EngineEvent.snapshot(index)
+        e.generation = currentPlan.generation
+        let when = bar.map { "on the bar line at song beat \($0)" } ?? "on the next bar line"
+        log("snapshot \"\(name)\" \(when)" + (send(e) ? "" : " not taken: the render thread took nothing for \(Self.sendPatienceMilliseconds) ms"))
+        onRecall?(currentPlan, currentPlan.rack.snapshots[index])
+        return true
+    }
+
     func recall(_ snapshot: SnapshotDescription, at time: Int64, request: Request) -> Bool {
+        if holdsRecalls { return holdRecall(snapshot.name, atBar: nil) }
         let ramp = Int32(snapshot.morphSeconds * currentPlan.sampleRate)
         var lost: [String] = []
         for (target, value) in snapshot.values {

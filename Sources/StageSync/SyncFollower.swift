@@ -65,10 +65,16 @@ extension SyncNode {
         switcher.request(.entry(m.song))
     }
 
+    /// The leader's snapshot recall: on the same bar line (its song beat, `at`) when the
+    /// leader held it for one, else at once. Thread: sync.
     func followSnapshot(_ m: SyncMessage) {
         guard let name = m.snapshot, m.song == switcher.currentIndex else { return }
         follower.snapshot = name
         follower.snapshotSong = m.song
+        if let at = m.at {
+            log(.info, "sync: the leader recalls snapshot \"\(name)\" at song beat \(at)")
+            return switcher.requestSnapshot(name, atBar: at)
+        }
         log(.info, "sync: the leader recalls snapshot \"\(name)\"")
         switcher.request(.snapshot(name))
     }

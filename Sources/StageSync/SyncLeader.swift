@@ -27,6 +27,9 @@ struct SyncLeaderState {
     /// The song clock whose jumps were told, and how many of them.
     var jumpClock: ObjectIdentifier?
     var jumpCount = 0
+    /// The same for the snapshot recalls held for a bar line (`tellHeldRecall`).
+    var recallClock: ObjectIdentifier?
+    var recallCount = 0
 
     init(followers: [SyncAddress], now: Double) {
         self.followers = followers.map { Follower(address: $0) }
@@ -52,10 +55,11 @@ extension SyncNode {
         return beat
     }
 
-    /// The leader recalled a snapshot: the followers recall it too (on receipt). Thread:
-    /// control.
+    /// The leader recalled a snapshot at once: the followers recall it too (on receipt). A
+    /// recall held for a bar line (`PresetSwitcher.holdsRecalls`) is told by the sync
+    /// thread instead, with its bar line (`tellHeldRecall`). Thread: control.
     public func leaderRecalled(snapshot name: String) {
-        guard leads else { return }
+        guard leads, !switcher.holdsRecalls else { return }
         var m = SyncMessage(session: session, sequence: 0, kind: .snapshot, song: switcher.currentIndex)
         m.snapshot = name
         outbox.withLock { $0.append(m) }
@@ -88,6 +92,7 @@ extension SyncNode {
         }
         tellTranspose(&state)
         tellSectionJump(&state)
+        tellHeldRecall(&state)
         if now - state.lastState >= options.stateInterval {
             state.lastState = now
             var m = message(.state, song: switcher.currentIndex)
@@ -136,6 +141,25 @@ extension SyncNode {
         m.jump = a.jump
         m.at = a.bar
         log(.info, "sync: leading a section jump (\(a.jump == .next ? "next" : "repeat")) at song beat \(a.bar)")
+        send(m, to: state)
+    }
+
+    /// A snapshot recall held on the leader's song clock for its next bar line, told within
+    /// a turn (20 ms) with that bar line's song beat, so that the followers recall it on the
+    /// same one. Thread: sync.
+    func tellHeldRecall(_ state: inout SyncLeaderState) {
+        guard let clock = switcher.songClock, let held = clock.heldSnapshots else { return state.recallClock = nil }
+        let id = ObjectIdentifier(clock)
+        let armed = held.armedRecall
+        let told = state.recallClock == id ? state.recallCount : 0  // a new song's clock counts from 0
+        state.recallClock = id
+        state.recallCount = armed?.count ?? 0
+        guard let a = armed, a.count != told, a.snapshot < held.names.count else { return }
+        var m = message(.snapshot, song: switcher.currentIndex)
+        m.snapshot = held.names[a.snapshot]
+        m.at = a.bar
+        state.snapshot = m.snapshot
+        log(.info, "sync: leading snapshot \"\(held.names[a.snapshot])\" at song beat \(a.bar)")
         send(m, to: state)
     }
 

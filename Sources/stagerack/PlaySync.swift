@@ -60,6 +60,7 @@ extension LiveSession {
 struct SwitchBeatWatch {
     var seen = 0
     var seenJumps = 0
+    var seenRecalls = 0
 
     mutating func update(_ player: RackPlayer, link: LinkSession, song: Int) {
         let s = player.switchOnBeat
@@ -72,6 +73,12 @@ struct SwitchBeatWatch {
         if j.count != seenJumps, let line = Self.line(beat: j.beat, link) {
             seenJumps = j.count
             Log.info("Link: section jump \(j.count) began \(line)")
+        }
+        // A snapshot recall held for a bar line (a sync leader's own, or its follower's).
+        let r = player.snapshotOnBeat
+        if r.count != seenRecalls, let line = Self.line(beat: r.beat, link) {
+            seenRecalls = r.count
+            Log.info("Link: snapshot recall \(r.count) made \(line)")
         }
     }
 
