@@ -47,10 +47,9 @@ public final class PresetSwitcher: @unchecked Sendable {
     let index: Atomic<Int>
     /// Producer: the main thread. Consumer: the control thread.
     public let mainRequests = SPSCQueue<MainRequest>(minimumCapacity: 64)
-    /// `requestTranspose`'s mailbox (`noTranspose`: empty). Any thread stores, the control
-    /// thread takes.
-    let wantedTranspose = Atomic<Int>(PresetSwitcher.noTranspose)
-    static let noTranspose = Int.min
+    /// `requestTranspose`'s mailbox: the transpose in all, and the song beat of the bar line
+    /// it lands on (nil: at once). Any thread stores, the control thread takes.
+    let wantedTranspose = Locked<(total: Int, bar: Int?)?>(nil)
     /// `requestSection`'s mailbox: the jump's way << 32 | the bar's song beat (0: empty).
     /// Any thread stores, the control thread takes.
     let wantedSection = Atomic<Int>(0)
@@ -168,8 +167,10 @@ public final class PresetSwitcher: @unchecked Sendable {
     /// Asks for the song's transpose in all (`Request.transpose`), in a mailbox of its own:
     /// it neither replaces nor is replaced by a song or snapshot request (a sync follower
     /// catching up asks for both at once). The latest wins. Thread: any.
-    public func requestTranspose(_ semitones: Int) {
-        wantedTranspose.store(semitones, ordering: .releasing)
+    /// With `bar`, on the bar line at that song beat (a sync leader's; the first bar line
+    /// after, if that has passed).
+    public func requestTranspose(_ semitones: Int, atBar bar: Int? = nil) {
+        wantedTranspose.withLock { $0 = (semitones, bar) }
         wake.signal()
     }
 
@@ -185,8 +186,9 @@ public final class PresetSwitcher: @unchecked Sendable {
                 onTick?()
                 if currentEngine.resetParkedUnits() { log("panic: LV2 plugins reset") }
                 if let r = nextRequest(midiActions: midiActions) { perform(r, at: EngineEvent.now) }
-                let t = wantedTranspose.exchange(Self.noTranspose, ordering: .acquiringAndReleasing)
-                if t != Self.noTranspose { perform(.transpose(t), at: EngineEvent.now) }
+                if let t = wantedTranspose.withLock({ w in defer { w = nil }; return w }) {
+                    if let bar = t.bar { holdTranspose(t.total, atBar: bar) } else { perform(.transpose(t.total), at: EngineEvent.now) }
+                }
                 let j = wantedSection.exchange(0, ordering: .acquiringAndReleasing)
                 if j != 0 { sendSectionJump(j) }
                 if let s = wantedSnapshot.withLock({ w in defer { w = nil }; return w }) { holdRecall(s.name, atBar: s.bar) }
@@ -286,6 +288,17 @@ public final class PresetSwitcher: @unchecked Sendable {
         e.generation = currentPlan.generation
         let way = jump == .next ? "the next section" : "the section again"
         log("section jump: \(way) at song beat \(bar)" + (send(e) ? "" : " not taken: the render thread took nothing for \(Self.sendPatienceMilliseconds) ms"))
+    }
+
+    /// The song's transpose to `total` in all on the bar line at song beat `bar` (a sync
+    /// leader's, told). Thread: control.
+    func holdTranspose(_ total: Int, atBar bar: Int) {
+        guard currentEngine.songClock?.transposer != nil else { return log("transpose \(total): this song cannot be transposed here") }
+        var e = EngineEvent.transpose(to: Int32(total), atBar: bar)
+        e.generation = currentPlan.generation
+        let taken = send(e)
+        log("transpose \(total > 0 ? "+" : "")\(total) on the bar line at song beat \(bar)"
+            + (taken ? "" : " not taken: the render thread took nothing for \(Self.sendPatienceMilliseconds) ms"))
     }
 
     /// Whether a recall now waits for a bar line: `recallsOnBarLine`, and the song playing

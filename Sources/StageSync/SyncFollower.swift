@@ -118,6 +118,12 @@ extension SyncNode {
             if !catchingUp { log(.info, "sync: the leader transposes to \(Self.signed(t)): this song cannot be transposed here") }
             return
         }
+        if let at = m.at, !catchingUp {  // on the leader's bar line (or section start)
+            follower.transpose = t
+            follower.transposeSong = m.song
+            log(.info, "sync: the leader transposes to \(Self.signed(t)) at song beat \(at)")
+            return switcher.requestTranspose(t, atBar: at)
+        }
         guard t != mine, follower.transpose != t || follower.transposeSong != m.song else { return }
         follower.transpose = t
         follower.transposeSong = m.song

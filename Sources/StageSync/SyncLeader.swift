@@ -30,6 +30,11 @@ struct SyncLeaderState {
     /// The same for the snapshot recalls held for a bar line (`tellHeldRecall`).
     var recallClock: ObjectIdentifier?
     var recallCount = 0
+    /// The transposes told with their bar line on the song's clock: its identity, how many
+    /// were armed, and the last total told (not told again when it lands).
+    var transposeClock: ObjectIdentifier?
+    var transposeArms = 0
+    var transposeTold: Int?
 
     init(followers: [SyncAddress], now: Double) {
         self.followers = followers.map { Follower(address: $0) }
@@ -113,13 +118,28 @@ extension SyncNode {
         }
     }
 
-    /// The song's transpose, when it changed within the song playing (a button, the page,
-    /// OSC), told at once; a new song's own is told by the next state. Thread: sync.
+    /// The song's transpose asked within the song playing (a button, the page, OSC): told
+    /// when asked, with the song beat it lands on (`SongTranspose.armedTranspose`: its next
+    /// bar line, or the next section's), so that the followers take it there too; else (a
+    /// section placed by time) told when it changed. A new song's own is told by the next
+    /// state. Thread: sync.
     func tellTranspose(_ state: inout SyncLeaderState) {
         let song = switcher.currentIndex
-        let now = switcher.songClock?.transposer?.published
+        let clock = switcher.songClock
+        let now = clock?.transposer?.published
         defer { (state.transpose, state.transposeSong) = (now, song) }
-        guard let t = now, state.transposeSong == song, let told = state.transpose, told != t else { return }
+        let id = clock.map { ObjectIdentifier($0) }
+        if state.transposeClock != id { (state.transposeClock, state.transposeArms, state.transposeTold) = (id, 0, nil) }
+        if let a = clock?.transposer?.armedTranspose, a.count != state.transposeArms {
+            state.transposeArms = a.count
+            state.transposeTold = a.total
+            var m = message(.transpose, song: song)
+            m.transpose = a.total
+            m.at = a.bar
+            log(.info, "sync: leading transpose \(Self.signed(a.total)) at song beat \(a.bar)")
+            return send(m, to: state)
+        }
+        guard let t = now, t != state.transposeTold, state.transposeSong == song, let told = state.transpose, told != t else { return }
         var m = message(.transpose, song: song)
         m.transpose = t
         log(.info, "sync: leading transpose \(Self.signed(t))")

@@ -145,10 +145,10 @@ band() {
   JACK_NO_AUDIO_RESERVATION=1 jackd -n stagerack-sync -d dummy -r 48000 -p 64 >"$WORK/jackd.log" 2>&1 &
   local server=$!
   JACK_DEFAULT_SERVER=stagerack-sync jack_wait -w -t 10 >/dev/null 2>&1 || { kill $server; wait $server; return 1; }
-  # 30 s: the steps below take 17-25 s (two of them wait for a bar line); a leader that stopped first would leave the last catch-up unanswered
-  leader --duration 30 2>"$WORK/a.log" &
+  # 34 s: the steps below take 21-28 s (three of them wait for a bar line); a leader that stopped first would leave the last catch-up unanswered
+  leader --duration 34 2>"$WORK/a.log" &
   local a=$!
-  box --sync follower --sync-port 9731 --duration 30 2>"$WORK/b.log" &
+  box --sync follower --sync-port 9731 --duration 34 2>"$WORK/b.log" &
   local b=$!
   jack_box --sync follower --sync-port 9732 --duration 7 2>"$WORK/c.log" &
   local c=$!
@@ -187,11 +187,18 @@ PY
     && wait_for_line "$WORK/a.log" '^info: Link: snapshot recall 1 made' 4 && wait_for_line "$WORK/b.log" '^info: Link: snapshot recall 1 made' 4 \
     || { grep -h 'snapshot' "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
   same_moment "snapshot recall 1 made" "the snapshot recall" || { kill $a $b; wait; return 1; }
-  # The leader's song a whole step up (two presses, OSC): box B takes +2 at once.
+  # The leader's song a whole step up (two presses, OSC, 0.2 s after a bar line; the song
+  # transposes "now"): held for the next bar line there and told with it; box B takes +2 on
+  # the same bar line.
+  wait_past_bar_line "$t3"
   send_osc 9741 /stagerack/transpose/up
   send_osc 9741 /stagerack/transpose/up
-  wait_for_line "$WORK/a.log" '^info: sync: leading transpose \+2' 3 && wait_for_line "$WORK/b.log" '^info: sync: the leader transposes to \+2' 3 \
-    && wait_for_line "$WORK/b.log" '^info: transpose \+2$' 3 || { grep -h transpose "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
+  wait_for_line "$WORK/a.log" '^info: sync: leading transpose \+2 at song beat' 3 \
+    && wait_for_line "$WORK/b.log" '^info: sync: the leader transposes to \+2 at song beat' 3 \
+    && wait_for_line "$WORK/b.log" '^info: transpose \+2 on the bar line at song beat' 3 \
+    && wait_for_line "$WORK/a.log" '^info: Link: transpose 1 made' 4 && wait_for_line "$WORK/b.log" '^info: Link: transpose 1 made' 4 \
+    || { grep -h transpose "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
+  same_moment "transpose 1 made" "the transpose" || { kill $a $b; wait; return 1; }
   # A section jump asked of the leader 0.2 s after a bar line (so the follower hears of it
   # within the bar): both boxes jump on the next bar line.
   wait_past_bar_line "$t3"
@@ -235,7 +242,7 @@ PY
   local garbage
   garbage=$(grep -c 'refused not a sync message' "$WORK/b.log")
   echo "  box B: 2001 garbage datagrams cost $garbage log line(s); $(grep -c 'sync: refused' "$WORK/b.log") refusal lines in all" | tee -a "$WORK/figures"
-  ((garbage <= 2)) && grep -q 'info: stopped after 30 s' "$WORK/b.log" || return 1
+  ((garbage <= 2)) && grep -q 'info: stopped after 34 s' "$WORK/b.log" || return 1
 }
 check "a leader and two followers: song changes on one bar line (within 2 ms), a restarted follower catches up, bad input refused" band
 

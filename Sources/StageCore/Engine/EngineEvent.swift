@@ -22,7 +22,8 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         case talk
         /// The song's transpose by `parameter` semitones (+1 or −1), at the next section or
         /// at once (`SongTranspose`); with `value` 1, to `parameter` semitones in all, at
-        /// once (a sync follower taking its leader's).
+        /// once (a sync follower taking its leader's); with `unit` `sectionAtBeat`, to
+        /// `parameter` in all on the bar line at song beat `value` (a leader's, told).
         case transpose
         /// Recall the rack's snapshot number `parameter` on a bar line of the song's clock
         /// (`HeldSnapshots`): the first at or after `sampleTime`, or, when `unit` is
@@ -120,6 +121,13 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
     @inlinable
     public static func transpose(to semitones: Int32, at time: Int64 = now) -> EngineEvent {
         EngineEvent(kind: .transpose, sampleTime: time, parameter: semitones, value: 1)
+    }
+
+    /// The song's transpose to `semitones` in all on the bar line at song beat `bar` (a
+    /// sync leader's, told), or the first after `time` if that has passed (`SongTranspose`).
+    @inlinable
+    public static func transpose(to semitones: Int32, atBar bar: Int, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .transpose, sampleTime: time, unit: sectionAtBeat, parameter: semitones, value: Float(bar))
     }
 
     @inlinable

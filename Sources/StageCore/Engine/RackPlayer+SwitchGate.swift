@@ -52,8 +52,16 @@ extension RackPlayer {
         return (Double(bitPattern: recallBeatBits.load(ordering: .relaxed)), count)
     }
 
-    /// Records the session's beat at the frame of a section jump, and of a held snapshot
-    /// recall, the playing rack's song clock took in the block of `n` frames just rendered.
+    /// The last live transpose applied with a session (`SongTranspose`): the session's beat
+    /// at its frame, and how many there have been (0: none yet). Thread: any.
+    public var transposeOnBeat: (beat: Double, count: Int) {
+        let count = transposesOnBeat.load(ordering: .acquiring)
+        return (Double(bitPattern: transposeBeatBits.load(ordering: .relaxed)), count)
+    }
+
+    /// Records the session's beat at the frame of a section jump, a held snapshot recall and
+    /// a live transpose the playing rack's song clock made in the block of `n` frames just
+    /// rendered.
     /// Thread: render.
     @inline(__always)
     func noteClockBeats(frames n: Int) {
@@ -65,6 +73,10 @@ extension RackPlayer {
         if let held = clock.heldSnapshots, held.recalledAt >= 0 {
             recallBeatBits.store(sessionBeat(atFrame: held.recalledAt, frames: n).bitPattern, ordering: .relaxed)
             recallsOnBeat.add(1, ordering: .releasing)
+        }
+        if let transposer = clock.transposer, transposer.appliedAt >= 0 {
+            transposeBeatBits.store(sessionBeat(atFrame: transposer.appliedAt, frames: n).bitPattern, ordering: .relaxed)
+            transposesOnBeat.add(1, ordering: .releasing)
         }
     }
 

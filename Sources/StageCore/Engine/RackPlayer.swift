@@ -132,6 +132,9 @@ public final class RackPlayer: @unchecked Sendable {
     /// The same for the snapshot recalls held for a bar line (`snapshotOnBeat`).
     let recallBeatBits = Atomic<UInt64>(0)
     let recallsOnBeat = Atomic<Int>(0)
+    /// The same for the song's live transposes (`transposeOnBeat`).
+    let transposeBeatBits = Atomic<UInt64>(0)
+    let transposesOnBeat = Atomic<Int>(0)
 
     // Output fade for stopping.
     let fadeOutRequested = Atomic<Bool>(false)

@@ -207,7 +207,7 @@ public final class SongClock: @unchecked Sendable {
         beatCount = 0
         jumpedAt = -1
         sectionStartedAt = -1
-        transposer?.take(events, count: count, blockStart: blockStart)
+        transposer?.take(events, count: count, blockStart: blockStart, clock: self)
         heldSnapshots?.take(events, count: count, blockStart: blockStart, clock: self)
         readTrack()
         var n = count
@@ -245,7 +245,11 @@ public final class SongClock: @unchecked Sendable {
         if let heldSnapshots {
             n = heldSnapshots.advance(clock: self, blockStart: blockStart, blockEnd: blockEnd, list: events, count: n, capacity: capacity)
         }
-        if let transposer { n = transposer.advance(sectionStart: sectionStartedAt, list: events, count: n, capacity: capacity) }
+        if let transposer {
+            n = transposer.advance(
+                sectionStart: sectionStartedAt, blockStart: blockStart, blockEnd: blockEnd, clock: self, list: events, count: n,
+                capacity: capacity)
+        }
         if let backing { n = backing.advance(clock: self, blockStart: blockStart, blockEnd: blockEnd, list: events, count: n, capacity: capacity) }
         return n
     }
@@ -323,6 +327,15 @@ public final class SongClock: @unchecked Sendable {
             beatCount += 1
             nextBeat += 1
         }
+    }
+
+    /// The song beat the next section starts on, when the bar clock places it: an armed
+    /// jump's bar line, else the next section's own (nil: none, or placed by time).
+    /// Thread: render.
+    var nextSectionBeat: Double? {
+        if armed != nil { return armedBeat }
+        guard current + 1 < sectionCount, sections[current + 1].trackFrame < 0 else { return nil }
+        return sections[current + 1].startBeat
     }
 
     /// The song beat of the first bar line at or after `frame`. Thread: render.
