@@ -47,13 +47,19 @@ public final class PresetSwitcher: @unchecked Sendable {
     let index: Atomic<Int>
     /// Producer: the main thread. Consumer: the control thread.
     public let mainRequests = SPSCQueue<MainRequest>(minimumCapacity: 64)
-    /// `requestTranspose`'s mailbox (`noTranspose`: empty). Any thread stores, the control
-    /// thread takes.
-    let wantedTranspose = Atomic<Int>(PresetSwitcher.noTranspose)
-    static let noTranspose = Int.min
+    /// `requestTranspose`'s mailbox: the transpose in all, and the song beat of the bar line
+    /// it lands on (nil: at once). Any thread stores, the control thread takes.
+    let wantedTranspose = Locked<(total: Int, bar: Int?)?>(nil)
     /// `requestSection`'s mailbox: the jump's way << 32 | the bar's song beat (0: empty).
     /// Any thread stores, the control thread takes.
     let wantedSection = Atomic<Int>(0)
+    /// `requestSnapshot`'s mailbox: a snapshot's name and the song beat of its bar line.
+    /// Any thread stores, the control thread takes.
+    let wantedSnapshot = Locked<(name: String, bar: Int)?>(nil)
+    /// Whether snapshot recalls wait for the next bar line of the song's clock
+    /// (`HeldSnapshots`): a sync leader's do, so that its followers recall on the same one.
+    /// Set once, before `start` (`SyncNode.start`). Thread: main, then control reads.
+    public var recallsOnBarLine = false
     /// Requests replaced by a later one before they were carried out.
     public let requestsCoalesced = Atomic<Int>(0)
     /// Where failed loads are reported (default: `log`). Thread: the switcher's.
@@ -150,11 +156,21 @@ public final class PresetSwitcher: @unchecked Sendable {
         wake.signal()
     }
 
+    /// Asks for snapshot `name` of the song playing on the bar line at song beat `bar` (a
+    /// sync leader's; the first bar line after, if that has passed), in a mailbox of its
+    /// own as `requestSection`. The latest wins. Thread: any.
+    public func requestSnapshot(_ name: String, atBar bar: Int) {
+        wantedSnapshot.withLock { $0 = (name, bar) }
+        wake.signal()
+    }
+
     /// Asks for the song's transpose in all (`Request.transpose`), in a mailbox of its own:
     /// it neither replaces nor is replaced by a song or snapshot request (a sync follower
     /// catching up asks for both at once). The latest wins. Thread: any.
-    public func requestTranspose(_ semitones: Int) {
-        wantedTranspose.store(semitones, ordering: .releasing)
+    /// With `bar`, on the bar line at that song beat (a sync leader's; the first bar line
+    /// after, if that has passed).
+    public func requestTranspose(_ semitones: Int, atBar bar: Int? = nil) {
+        wantedTranspose.withLock { $0 = (semitones, bar) }
         wake.signal()
     }
 
@@ -170,10 +186,12 @@ public final class PresetSwitcher: @unchecked Sendable {
                 onTick?()
                 if currentEngine.resetParkedUnits() { log("panic: LV2 plugins reset") }
                 if let r = nextRequest(midiActions: midiActions) { perform(r, at: EngineEvent.now) }
-                let t = wantedTranspose.exchange(Self.noTranspose, ordering: .acquiringAndReleasing)
-                if t != Self.noTranspose { perform(.transpose(t), at: EngineEvent.now) }
+                if let t = wantedTranspose.withLock({ w in defer { w = nil }; return w }) {
+                    if let bar = t.bar { holdTranspose(t.total, atBar: bar) } else { perform(.transpose(t.total), at: EngineEvent.now) }
+                }
                 let j = wantedSection.exchange(0, ordering: .acquiringAndReleasing)
                 if j != 0 { sendSectionJump(j) }
+                if let s = wantedSnapshot.withLock({ w in defer { w = nil }; return w }) { holdRecall(s.name, atBar: s.bar) }
                 player.collectRetired()
             }
             player.collectRetired()
@@ -272,7 +290,40 @@ public final class PresetSwitcher: @unchecked Sendable {
         log("section jump: \(way) at song beat \(bar)" + (send(e) ? "" : " not taken: the render thread took nothing for \(Self.sendPatienceMilliseconds) ms"))
     }
 
+    /// The song's transpose to `total` in all on the bar line at song beat `bar` (a sync
+    /// leader's, told). Thread: control.
+    func holdTranspose(_ total: Int, atBar bar: Int) {
+        guard currentEngine.songClock?.transposer != nil else { return log("transpose \(total): this song cannot be transposed here") }
+        var e = EngineEvent.transpose(to: Int32(total), atBar: bar)
+        e.generation = currentPlan.generation
+        let taken = send(e)
+        log("transpose \(total > 0 ? "+" : "")\(total) on the bar line at song beat \(bar)"
+            + (taken ? "" : " not taken: the render thread took nothing for \(Self.sendPatienceMilliseconds) ms"))
+    }
+
+    /// Whether a recall now waits for a bar line: `recallsOnBarLine`, and the song playing
+    /// has a clock that holds the rack's snapshots. Thread: control.
+    public var holdsRecalls: Bool { recallsOnBarLine && currentEngine.songClock?.heldSnapshots != nil }
+
+    /// Snapshot `name` held for the bar line at song beat `bar`, or (nil) the next bar line
+    /// (`HeldSnapshots`); then `onRecall`, as for a recall at once. Thread: control.
+    @discardableResult
+    func holdRecall(_ name: String, atBar bar: Int?) -> Bool {
+        guard let index = currentPlan.rack.snapshots.firstIndex(where: { $0.name == name }), currentEngine.songClock?.heldSnapshots != nil
+        else {
+            log("no snapshot \"\(name)\" to recall on a bar line in the current rack")
+            return false
+        }
+        var e = bar.map { EngineEvent.snapshot(index, atBar: $0) } ?? EngineEvent.snapshot(index)
+        e.generation = currentPlan.generation
+        let when = bar.map { "on the bar line at song beat \($0)" } ?? "on the next bar line"
+        log("snapshot \"\(name)\" \(when)" + (send(e) ? "" : " not taken: the render thread took nothing for \(Self.sendPatienceMilliseconds) ms"))
+        onRecall?(currentPlan, currentPlan.rack.snapshots[index])
+        return true
+    }
+
     func recall(_ snapshot: SnapshotDescription, at time: Int64, request: Request) -> Bool {
+        if holdsRecalls { return holdRecall(snapshot.name, atBar: nil) }
         let ramp = Int32(snapshot.morphSeconds * currentPlan.sampleRate)
         var lost: [String] = []
         for (target, value) in snapshot.values {

@@ -65,10 +65,16 @@ extension SyncNode {
         switcher.request(.entry(m.song))
     }
 
+    /// The leader's snapshot recall: on the same bar line (its song beat, `at`) when the
+    /// leader held it for one, else at once. Thread: sync.
     func followSnapshot(_ m: SyncMessage) {
         guard let name = m.snapshot, m.song == switcher.currentIndex else { return }
         follower.snapshot = name
         follower.snapshotSong = m.song
+        if let at = m.at {
+            log(.info, "sync: the leader recalls snapshot \"\(name)\" at song beat \(at)")
+            return switcher.requestSnapshot(name, atBar: at)
+        }
         log(.info, "sync: the leader recalls snapshot \"\(name)\"")
         switcher.request(.snapshot(name))
     }
@@ -111,6 +117,12 @@ extension SyncNode {
         guard let mine = switcher.songClock?.transposer?.published else {
             if !catchingUp { log(.info, "sync: the leader transposes to \(Self.signed(t)): this song cannot be transposed here") }
             return
+        }
+        if let at = m.at, !catchingUp {  // on the leader's bar line (or section start)
+            follower.transpose = t
+            follower.transposeSong = m.song
+            log(.info, "sync: the leader transposes to \(Self.signed(t)) at song beat \(at)")
+            return switcher.requestTranspose(t, atBar: at)
         }
         guard t != mine, follower.transpose != t || follower.transposeSong != m.song else { return }
         follower.transpose = t

@@ -27,6 +27,14 @@ struct SyncLeaderState {
     /// The song clock whose jumps were told, and how many of them.
     var jumpClock: ObjectIdentifier?
     var jumpCount = 0
+    /// The same for the snapshot recalls held for a bar line (`tellHeldRecall`).
+    var recallClock: ObjectIdentifier?
+    var recallCount = 0
+    /// The transposes told with their bar line on the song's clock: its identity, how many
+    /// were armed, and the last total told (not told again when it lands).
+    var transposeClock: ObjectIdentifier?
+    var transposeArms = 0
+    var transposeTold: Int?
 
     init(followers: [SyncAddress], now: Double) {
         self.followers = followers.map { Follower(address: $0) }
@@ -52,10 +60,11 @@ extension SyncNode {
         return beat
     }
 
-    /// The leader recalled a snapshot: the followers recall it too (on receipt). Thread:
-    /// control.
+    /// The leader recalled a snapshot at once: the followers recall it too (on receipt). A
+    /// recall held for a bar line (`PresetSwitcher.holdsRecalls`) is told by the sync
+    /// thread instead, with its bar line (`tellHeldRecall`). Thread: control.
     public func leaderRecalled(snapshot name: String) {
-        guard leads else { return }
+        guard leads, !switcher.holdsRecalls else { return }
         var m = SyncMessage(session: session, sequence: 0, kind: .snapshot, song: switcher.currentIndex)
         m.snapshot = name
         outbox.withLock { $0.append(m) }
@@ -88,6 +97,7 @@ extension SyncNode {
         }
         tellTranspose(&state)
         tellSectionJump(&state)
+        tellHeldRecall(&state)
         if now - state.lastState >= options.stateInterval {
             state.lastState = now
             var m = message(.state, song: switcher.currentIndex)
@@ -108,13 +118,28 @@ extension SyncNode {
         }
     }
 
-    /// The song's transpose, when it changed within the song playing (a button, the page,
-    /// OSC), told at once; a new song's own is told by the next state. Thread: sync.
+    /// The song's transpose asked within the song playing (a button, the page, OSC): told
+    /// when asked, with the song beat it lands on (`SongTranspose.armedTranspose`: its next
+    /// bar line, or the next section's), so that the followers take it there too; else (a
+    /// section placed by time) told when it changed. A new song's own is told by the next
+    /// state. Thread: sync.
     func tellTranspose(_ state: inout SyncLeaderState) {
         let song = switcher.currentIndex
-        let now = switcher.songClock?.transposer?.published
+        let clock = switcher.songClock
+        let now = clock?.transposer?.published
         defer { (state.transpose, state.transposeSong) = (now, song) }
-        guard let t = now, state.transposeSong == song, let told = state.transpose, told != t else { return }
+        let id = clock.map { ObjectIdentifier($0) }
+        if state.transposeClock != id { (state.transposeClock, state.transposeArms, state.transposeTold) = (id, 0, nil) }
+        if let a = clock?.transposer?.armedTranspose, a.count != state.transposeArms {
+            state.transposeArms = a.count
+            state.transposeTold = a.total
+            var m = message(.transpose, song: song)
+            m.transpose = a.total
+            m.at = a.bar
+            log(.info, "sync: leading transpose \(Self.signed(a.total)) at song beat \(a.bar)")
+            return send(m, to: state)
+        }
+        guard let t = now, t != state.transposeTold, state.transposeSong == song, let told = state.transpose, told != t else { return }
         var m = message(.transpose, song: song)
         m.transpose = t
         log(.info, "sync: leading transpose \(Self.signed(t))")
@@ -136,6 +161,25 @@ extension SyncNode {
         m.jump = a.jump
         m.at = a.bar
         log(.info, "sync: leading a section jump (\(a.jump == .next ? "next" : "repeat")) at song beat \(a.bar)")
+        send(m, to: state)
+    }
+
+    /// A snapshot recall held on the leader's song clock for its next bar line, told within
+    /// a turn (20 ms) with that bar line's song beat, so that the followers recall it on the
+    /// same one. Thread: sync.
+    func tellHeldRecall(_ state: inout SyncLeaderState) {
+        guard let clock = switcher.songClock, let held = clock.heldSnapshots else { return state.recallClock = nil }
+        let id = ObjectIdentifier(clock)
+        let armed = held.armedRecall
+        let told = state.recallClock == id ? state.recallCount : 0  // a new song's clock counts from 0
+        state.recallClock = id
+        state.recallCount = armed?.count ?? 0
+        guard let a = armed, a.count != told, a.snapshot < held.names.count else { return }
+        var m = message(.snapshot, song: switcher.currentIndex)
+        m.snapshot = held.names[a.snapshot]
+        m.at = a.bar
+        state.snapshot = m.snapshot
+        log(.info, "sync: leading snapshot \"\(held.names[a.snapshot])\" at song beat \(a.bar)")
         send(m, to: state)
     }
 

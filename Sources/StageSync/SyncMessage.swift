@@ -21,7 +21,8 @@ import StageOSC
 ///     transpose -2                  the song's transpose in all, semitones (transpose,
 ///                                   state), optional
 ///     jump next                     a section jump: next | repeat (section)
-///     at 32                         the song beat of the bar line it lands on (section)
+///     at 32                         the song beat of the bar line it lands on (section,
+///                                   snapshot: absent, at once)
 ///
 /// Thread: any (a value).
 public struct SyncMessage: Sendable, Equatable {
@@ -31,7 +32,8 @@ public struct SyncMessage: Sendable, Equatable {
         /// The leader's whole state, sent every second: a follower that missed a message or
         /// restarted catches up from it.
         case state
-        /// Recall snapshot `snapshot` of the current song.
+        /// Recall snapshot `snapshot` of the current song: on the bar line at song beat `at`
+        /// (a leader's recall held for its next bar line), or at once without `at`.
         case snapshot
         /// The song's transpose is now `transpose` semitones in all (its own counted): a
         /// follower playing the same song takes it at once.

@@ -100,6 +100,7 @@ public final class SyncNode: @unchecked Sendable {
     /// the switcher starts.
     public func start() throws(StageThread.StartError) {
         switcher.switchBeat = { [weak self] index in self?.switchBeat(index) }
+        if leads { switcher.recallsOnBarLine = true }  // the followers recall on its bar line
         running.store(true, ordering: .releasing)
         thread = try StageThread(.init(name: "stagerack-sync")) { [self] in
             while running.load(ordering: .acquiring) { turn() }

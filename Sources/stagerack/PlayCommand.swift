@@ -180,6 +180,7 @@ final class LiveSession {
         // warmed on this thread, before the audio thread exists.
         var options = GraphCompiler.Options(sampleRate: Double(setup.rate), maxFrames: period, hostInputChannels: inputChannels)
         options.transposesEverySong = syncs  // a follower takes its leader's transpose (PlaySync.swift)
+        options.leadsBand = leadsBand  // and on the leader's bar line
         let engine = try RackLoader(registry: Registry.standard, options: options).engine(for: rack)
         let plan = engine.plan
         for w in plan.warnings { Log.warning("\(setup.rackPath): \(w)") }

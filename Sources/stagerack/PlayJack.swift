@@ -37,6 +37,7 @@ extension LiveSession {
         let inputCount = needsCapture ? setup.captureChannels : 0
         var options = GraphCompiler.Options(sampleRate: rate, maxFrames: format.bufferFrames, hostInputChannels: max(inputCount, 1))
         options.transposesEverySong = syncs
+        options.leadsBand = leadsBand
         let engine = try RackLoader(registry: Registry.standard, options: options).engine(for: rack)
         let plan = engine.plan
         for w in plan.warnings { Log.warning("\(setup.rackPath): \(w)") }

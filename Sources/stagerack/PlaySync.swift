@@ -44,6 +44,9 @@ extension LiveSession {
     /// that a follower can take its leader's transpose and a leader's can be told.
     var syncs: Bool { setup.service.settings.text(.syncRole) != nil }
 
+    /// Whether this run leads a band (`syncRole` leader): its transposes wait for a bar line.
+    var leadsBand: Bool { setup.service.settings.text(.syncRole) == "leader" }
+
     /// The shared beat for sync, from the Link session's last block, carried to now.
     static func syncClock(_ link: LinkSession) -> @Sendable () -> SyncClock? {
         { [link] in
@@ -60,6 +63,8 @@ extension LiveSession {
 struct SwitchBeatWatch {
     var seen = 0
     var seenJumps = 0
+    var seenRecalls = 0
+    var seenTransposes = 0
 
     mutating func update(_ player: RackPlayer, link: LinkSession, song: Int) {
         let s = player.switchOnBeat
@@ -72,6 +77,17 @@ struct SwitchBeatWatch {
         if j.count != seenJumps, let line = Self.line(beat: j.beat, link) {
             seenJumps = j.count
             Log.info("Link: section jump \(j.count) began \(line)")
+        }
+        // A snapshot recall held for a bar line (a sync leader's own, or its follower's).
+        let r = player.snapshotOnBeat
+        if r.count != seenRecalls, let line = Self.line(beat: r.beat, link) {
+            seenRecalls = r.count
+            Log.info("Link: snapshot recall \(r.count) made \(line)")
+        }
+        let t = player.transposeOnBeat
+        if t.count != seenTransposes, let line = Self.line(beat: t.beat, link) {
+            seenTransposes = t.count
+            Log.info("Link: transpose \(t.count) made \(line)")
         }
     }
 

@@ -83,10 +83,12 @@ enum SongFiles {
     }
 
     /// Song `index` of the setlist at `path`, compiled.
-    static func plan(setlist path: String, song index: Int = 0, block: Int = 128) throws -> RenderPlan {
+    static func plan(setlist path: String, song index: Int = 0, block: Int = 128, leadsBand: Bool = false) throws -> RenderPlan {
         let setlist = try RackFiles.readSetlist(path)
         let rack = try RackFiles.readSong(setlist, index, registry: PlayerRacks.registry)
-        return try GraphCompiler(registry: PlayerRacks.registry).compile(
-            rack, options: GraphCompiler.Options(sampleRate: 48000, maxFrames: block, realTime: false))
+        var options = GraphCompiler.Options(sampleRate: 48000, maxFrames: block, realTime: false)
+        options.transposesEverySong = leadsBand
+        options.leadsBand = leadsBand
+        return try GraphCompiler(registry: PlayerRacks.registry).compile(rack, options: options)
     }
 }

@@ -77,12 +77,13 @@ final class SongTransposeTests: XCTestCase {
         let value = song.unit("track")?.parameterValues.first { $0.id == "transpose" }?.value
         XCTAssertEqual(value, 2, "the player's own -1 moved by the song's +3")
         let plan = try GraphCompiler(registry: Fixtures.registry).compile(song, options: GraphCompiler.Options())
-        let transposer = try XCTUnwrap(SongTranspose(plan: plan))
+        let clock = try XCTUnwrap(SongClock(plan: plan))
+        let transposer = try XCTUnwrap(clock.transposer)
         let events = UnsafeMutablePointer<EngineEvent>.allocate(capacity: 8)
         defer { events.deallocate() }
         events[0] = .transpose(1, at: 100)
-        transposer.take(events, count: 1, blockStart: 0)
-        let n = transposer.advance(sectionStart: -1, list: events, count: 0, capacity: 8)
+        transposer.take(events, count: 1, blockStart: 0, clock: clock)
+        let n = transposer.advance(sectionStart: -1, blockStart: 0, blockEnd: 512, clock: clock, list: events, count: 0, capacity: 8)
         XCTAssertEqual(n, 1, "one parameter event: the player's transpose")
         XCTAssertEqual(events[0].kind, .parameter)
         XCTAssertEqual(events[0].value, 3, "the player one semitone up from its 2")

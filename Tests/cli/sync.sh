@@ -5,8 +5,9 @@
 # messages never leave the test). Devices: alsa-lib's null and file plugins (paced to the wall
 # clock), 64-frame periods; one follower through JACK (a dummy jackd). Measured: a song change asked of the leader (OSC) happens on all
 # three boxes at the same bar line: each box's own report of the Link time at which its
-# switch began, compared (within 2 ms); a snapshot recalled on the leader recalled on a
-# follower, and the leader's transpose (OSC, twice up) taken by it; a section jump asked of
+# switch began, compared (within 2 ms); a snapshot recalled on the leader (OSC) recalled by
+# it and a follower on the same bar line (each box's report of the Link time of its recall,
+# within 2 ms), and the leader's transpose (OSC, twice up) taken by it; a section jump asked of
 # the leader (OSC) taken by it on the same bar line (each box's report of the Link time of
 # its jump, within 2 ms); unsigned, wrongly signed, replayed and garbage
 # datagrams (and a flood) on a follower's sync port refused and logged, rate limited, the
@@ -60,6 +61,32 @@ def s(x):
     b = x.encode() + b"\0"
     return b + b"\0" * (-len(b) % 4)
 socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(s("/stagerack/snapshot") + s(",s") + s(sys.argv[2]), ("127.0.0.1", int(sys.argv[1])))
+PY
+}
+
+# Sleeps until 0.2 s after a bar line of the song that began at Link time $1 (us), at
+# 120 BPM in 4/4: a change asked then reaches a follower well within the bar.
+wait_past_bar_line() {
+  python3 - "$1" <<'PY'
+import sys, time
+start = int(sys.argv[1]) / 1e6  # Link's clock: CLOCK_MONOTONIC_RAW
+bar = 2.0  # 4 beats at 120 BPM
+time.sleep((0.2 - (time.clock_gettime(time.CLOCK_MONOTONIC_RAW) - start) % bar) % bar)
+PY
+}
+
+# `same_moment WHAT NAME`: the Link times of the leader's and box B's "Link: WHAT ... at N us"
+# lines, within 2 ms of each other (figures kept).
+same_moment() {
+  grep -h "Link: $1" "$WORK/a.log" "$WORK/b.log" | sed 's/^/  /' | tee -a "$WORK/figures"
+  local ta tb
+  ta=$(grep -oE "Link: $1 at .* at [0-9]+ us" "$WORK/a.log" | grep -oE '[0-9]+ us$' | grep -oE '[0-9]+')
+  tb=$(grep -oE "Link: $1 at .* at [0-9]+ us" "$WORK/b.log" | grep -oE '[0-9]+ us$' | grep -oE '[0-9]+')
+  python3 - "$ta" "$tb" "$2" <<'PY' | tee -a "$WORK/figures"
+import sys
+a, b = int(sys.argv[1]), int(sys.argv[2])
+print(f"  {sys.argv[3]} on the follower {(b - a) / 1000:+.3f} ms from the leader")
+sys.exit(0 if abs(b - a) < 2000 else 1)
 PY
 }
 
@@ -118,10 +145,10 @@ band() {
   JACK_NO_AUDIO_RESERVATION=1 jackd -n stagerack-sync -d dummy -r 48000 -p 64 >"$WORK/jackd.log" 2>&1 &
   local server=$!
   JACK_DEFAULT_SERVER=stagerack-sync jack_wait -w -t 10 >/dev/null 2>&1 || { kill $server; wait $server; return 1; }
-  # 25 s: the steps below take 13-20 s; a leader that stopped first would leave the last catch-up unanswered
-  leader --duration 25 2>"$WORK/a.log" &
+  # 34 s: the steps below take 21-28 s (three of them wait for a bar line); a leader that stopped first would leave the last catch-up unanswered
+  leader --duration 34 2>"$WORK/a.log" &
   local a=$!
-  box --sync follower --sync-port 9731 --duration 25 2>"$WORK/b.log" &
+  box --sync follower --sync-port 9731 --duration 34 2>"$WORK/b.log" &
   local b=$!
   jack_box --sync follower --sync-port 9732 --duration 7 2>"$WORK/c.log" &
   local c=$!
@@ -149,39 +176,37 @@ PY
   send_song 9741 3
   wait_for_line "$WORK/b.log" '^info: Link: song 3 began' 6 || { kill $a $b; wait; return 1; }
   wait_for_line "$WORK/a.log" '^warning: sync: follower 127.0.0.1:9732 has not answered for 3 s' 6 || { kill $a $b; wait; return 1; }
-  # A snapshot recalled on the leader is recalled on box B (C, stopped, catches up below).
-  send_snapshot 9741 solo
-  wait_for_line "$WORK/b.log" '^info: sync: the leader recalls snapshot "solo"' 3 && wait_for_line "$WORK/b.log" '^info: snapshot "solo"' 3 \
-    || { kill $a $b; wait; return 1; }
-  # The leader's song a whole step up (two presses, OSC): box B takes +2 at once.
-  send_osc 9741 /stagerack/transpose/up
-  send_osc 9741 /stagerack/transpose/up
-  wait_for_line "$WORK/a.log" '^info: sync: leading transpose \+2' 3 && wait_for_line "$WORK/b.log" '^info: sync: the leader transposes to \+2' 3 \
-    && wait_for_line "$WORK/b.log" '^info: transpose \+2$' 3 || { grep -h transpose "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
-  # A section jump asked of the leader 0.2 s after a bar line (so the follower hears of it
-  # within the bar): both boxes jump on the next bar line.
+  # A snapshot recalled on the leader 0.2 s after a bar line waits for the next one there,
+  # and box B recalls it on the same bar line (C, stopped, catches up below).
   local t3
   t3=$(switch_time "$WORK/a.log" 3)
-  python3 - "$t3" <<'PY'
-import sys, time
-start = int(sys.argv[1]) / 1e6  # Link's clock: CLOCK_MONOTONIC_RAW
-bar = 2.0  # 4 beats at 120 BPM
-time.sleep((0.2 - (time.clock_gettime(time.CLOCK_MONOTONIC_RAW) - start) % bar) % bar)
-PY
+  wait_past_bar_line "$t3"
+  send_snapshot 9741 solo
+  wait_for_line "$WORK/a.log" '^info: sync: leading snapshot "solo" at song beat' 3 \
+    && wait_for_line "$WORK/b.log" '^info: sync: the leader recalls snapshot "solo" at song beat' 3 && wait_for_line "$WORK/b.log" '^info: snapshot "solo"' 3 \
+    && wait_for_line "$WORK/a.log" '^info: Link: snapshot recall 1 made' 4 && wait_for_line "$WORK/b.log" '^info: Link: snapshot recall 1 made' 4 \
+    || { grep -h 'snapshot' "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
+  same_moment "snapshot recall 1 made" "the snapshot recall" || { kill $a $b; wait; return 1; }
+  # The leader's song a whole step up (two presses, OSC, 0.2 s after a bar line; the song
+  # transposes "now"): held for the next bar line there and told with it; box B takes +2 on
+  # the same bar line.
+  wait_past_bar_line "$t3"
+  send_osc 9741 /stagerack/transpose/up
+  send_osc 9741 /stagerack/transpose/up
+  wait_for_line "$WORK/a.log" '^info: sync: leading transpose \+2 at song beat' 3 \
+    && wait_for_line "$WORK/b.log" '^info: sync: the leader transposes to \+2 at song beat' 3 \
+    && wait_for_line "$WORK/b.log" '^info: transpose \+2 on the bar line at song beat' 3 \
+    && wait_for_line "$WORK/a.log" '^info: Link: transpose 1 made' 4 && wait_for_line "$WORK/b.log" '^info: Link: transpose 1 made' 4 \
+    || { grep -h transpose "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
+  same_moment "transpose 1 made" "the transpose" || { kill $a $b; wait; return 1; }
+  # A section jump asked of the leader 0.2 s after a bar line (so the follower hears of it
+  # within the bar): both boxes jump on the next bar line.
+  wait_past_bar_line "$t3"
   send_osc 9741 /stagerack/section/next
   wait_for_line "$WORK/a.log" '^info: sync: leading a section jump \(next\)' 3 && wait_for_line "$WORK/b.log" '^info: sync: the leader jumps to the next section' 3 \
     && wait_for_line "$WORK/a.log" '^info: Link: section jump 1 began' 4 && wait_for_line "$WORK/b.log" '^info: Link: section jump 1 began' 4 \
     || { grep -h 'section' "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
-  grep -h 'sync: leading a section\|Link: section jump' "$WORK/a.log" "$WORK/b.log" | sed 's/^/  /' | tee -a "$WORK/figures"
-  local ja jb
-  ja=$(grep -oE 'Link: section jump 1 began at .* at [0-9]+ us' "$WORK/a.log" | grep -oE '[0-9]+ us$' | grep -oE '[0-9]+')
-  jb=$(grep -oE 'Link: section jump 1 began at .* at [0-9]+ us' "$WORK/b.log" | grep -oE '[0-9]+ us$' | grep -oE '[0-9]+')
-  python3 - "$ja" "$jb" <<'PY' | tee -a "$WORK/figures" || { kill $a $b; wait; return 1; }
-import sys
-a, b = (int(x) for x in sys.argv[1:])
-print(f"  the section jump on the follower {(b - a) / 1000:+.3f} ms from the leader")
-sys.exit(0 if abs(b - a) < 2000 else 1)
-PY
+  same_moment "section jump 1 began" "the section jump" || { kill $a $b; wait; return 1; }
   local t0=$(date +%s%N)
   box --sync follower --sync-port 9732 --duration 5 2>"$WORK/c2.log" &
   c=$!
@@ -217,7 +242,7 @@ PY
   local garbage
   garbage=$(grep -c 'refused not a sync message' "$WORK/b.log")
   echo "  box B: 2001 garbage datagrams cost $garbage log line(s); $(grep -c 'sync: refused' "$WORK/b.log") refusal lines in all" | tee -a "$WORK/figures"
-  ((garbage <= 2)) && grep -q 'info: stopped after 25 s' "$WORK/b.log" || return 1
+  ((garbage <= 2)) && grep -q 'info: stopped after 34 s' "$WORK/b.log" || return 1
 }
 check "a leader and two followers: song changes on one bar line (within 2 ms), a restarted follower catches up, bad input refused" band
 

@@ -22,8 +22,13 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         case talk
         /// The song's transpose by `parameter` semitones (+1 or −1), at the next section or
         /// at once (`SongTranspose`); with `value` 1, to `parameter` semitones in all, at
-        /// once (a sync follower taking its leader's).
+        /// once (a sync follower taking its leader's); with `unit` `sectionAtBeat`, to
+        /// `parameter` in all on the bar line at song beat `value` (a leader's, told).
         case transpose
+        /// Recall the rack's snapshot number `parameter` on a bar line of the song's clock
+        /// (`HeldSnapshots`): the first at or after `sampleTime`, or, when `unit` is
+        /// `sectionAtBeat`, the one at song beat `value` (a sync leader's).
+        case snapshot
     }
 
     public var kind: Kind
@@ -83,7 +88,20 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
         EngineEvent(kind: .section, sampleTime: time, unit: sectionAtBeat, parameter: jump.rawValue, value: Float(bar))
     }
 
-    /// `unit` of a `.section` event whose `value` is the song beat of its bar line.
+    /// A snapshot recall held for the next bar line at or after `time` (`HeldSnapshots`).
+    @inlinable
+    public static func snapshot(_ index: Int, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .snapshot, sampleTime: time, parameter: Int32(index))
+    }
+
+    /// A snapshot recall held for the bar line at song beat `bar` (a sync leader's), or the
+    /// first after `time` if that has passed (`HeldSnapshots`).
+    @inlinable
+    public static func snapshot(_ index: Int, atBar bar: Int, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .snapshot, sampleTime: time, unit: sectionAtBeat, parameter: Int32(index), value: Float(bar))
+    }
+
+    /// `unit` of a `.section` or `.snapshot` event whose `value` is the song beat of its bar line.
     public static let sectionAtBeat: Int32 = 1
 
     /// Talk on, off or toggled, decided by the engine's one Talk state (`TalkSwitch`).
@@ -103,6 +121,13 @@ public struct EngineEvent: Sendable, BitwiseCopyable {
     @inlinable
     public static func transpose(to semitones: Int32, at time: Int64 = now) -> EngineEvent {
         EngineEvent(kind: .transpose, sampleTime: time, parameter: semitones, value: 1)
+    }
+
+    /// The song's transpose to `semitones` in all on the bar line at song beat `bar` (a
+    /// sync leader's, told), or the first after `time` if that has passed (`SongTranspose`).
+    @inlinable
+    public static func transpose(to semitones: Int32, atBar bar: Int, at time: Int64 = now) -> EngineEvent {
+        EngineEvent(kind: .transpose, sampleTime: time, unit: sectionAtBeat, parameter: semitones, value: Float(bar))
     }
 
     @inlinable

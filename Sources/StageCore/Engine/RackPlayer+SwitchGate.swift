@@ -44,15 +44,48 @@ extension RackPlayer {
         return (Double(bitPattern: jumpBeatBits.load(ordering: .relaxed)), count)
     }
 
-    /// Records the session's beat at the frame of a section jump the playing rack took in
-    /// the block of `n` frames just rendered. Thread: render.
+    /// The last snapshot recall held for a bar line (`HeldSnapshots`) made with a session:
+    /// the session's beat at its frame, and how many there have been (0: none yet).
+    /// Thread: any.
+    public var snapshotOnBeat: (beat: Double, count: Int) {
+        let count = recallsOnBeat.load(ordering: .acquiring)
+        return (Double(bitPattern: recallBeatBits.load(ordering: .relaxed)), count)
+    }
+
+    /// The last live transpose applied with a session (`SongTranspose`): the session's beat
+    /// at its frame, and how many there have been (0: none yet). Thread: any.
+    public var transposeOnBeat: (beat: Double, count: Int) {
+        let count = transposesOnBeat.load(ordering: .acquiring)
+        return (Double(bitPattern: transposeBeatBits.load(ordering: .relaxed)), count)
+    }
+
+    /// Records the session's beat at the frame of a section jump, a held snapshot recall and
+    /// a live transpose the playing rack's song clock made in the block of `n` frames just
+    /// rendered.
+    /// Thread: render.
     @inline(__always)
-    func noteSectionJumpBeat(frames n: Int) {
-        guard let clock = current.songClock, clock.jumpedAt >= 0 else { return }
-        let offset = Double(clock.jumpedAt - (current.sampleTime - Int64(n)))
-        let beat = sessionState.beat + offset * sessionState.tempo / 60 / current.plan.sampleRate
-        jumpBeatBits.store(beat.bitPattern, ordering: .relaxed)
-        jumpsOnBeat.add(1, ordering: .releasing)
+    func noteClockBeats(frames n: Int) {
+        guard let clock = current.songClock else { return }
+        if clock.jumpedAt >= 0 {
+            jumpBeatBits.store(sessionBeat(atFrame: clock.jumpedAt, frames: n).bitPattern, ordering: .relaxed)
+            jumpsOnBeat.add(1, ordering: .releasing)
+        }
+        if let held = clock.heldSnapshots, held.recalledAt >= 0 {
+            recallBeatBits.store(sessionBeat(atFrame: held.recalledAt, frames: n).bitPattern, ordering: .relaxed)
+            recallsOnBeat.add(1, ordering: .releasing)
+        }
+        if let transposer = clock.transposer, transposer.appliedAt >= 0 {
+            transposeBeatBits.store(sessionBeat(atFrame: transposer.appliedAt, frames: n).bitPattern, ordering: .relaxed)
+            transposesOnBeat.add(1, ordering: .releasing)
+        }
+    }
+
+    /// The session's beat at engine frame `frame` of the block of `n` frames just rendered.
+    /// Thread: render.
+    @inline(__always)
+    func sessionBeat(atFrame frame: Int64, frames n: Int) -> Double {
+        let offset = Double(frame - (current.sampleTime - Int64(n)))
+        return sessionState.beat + offset * sessionState.tempo / 60 / current.plan.sampleRate
     }
 
     /// Records the beat of the block where a switch began. Thread: render.

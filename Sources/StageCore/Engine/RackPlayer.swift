@@ -134,6 +134,12 @@ public final class RackPlayer: @unchecked Sendable {
     /// The same for the song's section jumps (`sectionJumpOnBeat`).
     let jumpBeatBits = Atomic<UInt64>(0)
     let jumpsOnBeat = Atomic<Int>(0)
+    /// The same for the snapshot recalls held for a bar line (`snapshotOnBeat`).
+    let recallBeatBits = Atomic<UInt64>(0)
+    let recallsOnBeat = Atomic<Int>(0)
+    /// The same for the song's live transposes (`transposeOnBeat`).
+    let transposeBeatBits = Atomic<UInt64>(0)
+    let transposesOnBeat = Atomic<Int>(0)
 
     // Output fade for stopping.
     let fadeOutRequested = Atomic<Bool>(false)
@@ -248,7 +254,7 @@ public final class RackPlayer: @unchecked Sendable {
         if let session { followSession(session) }
         if switched && session != nil { noteSwitchBeat() }
         renderCurrent(frames: n, input: input, output: output)
-        if session != nil { noteSectionJumpBeat(frames: n) }
+        if session != nil { noteClockBeats(frames: n) }
         if let session { proposeTempo(session) }
         tempoBits.store(current.tempo.bitPattern, ordering: .relaxed)
         tempoSourceRaw.store(current.tempoSource?.rawValue ?? -1, ordering: .relaxed)

@@ -67,6 +67,8 @@ public final class SongClock: @unchecked Sendable {
     public let backing: SongMIDIPlayer?
     /// The song's transpose while it plays (nil: it neither has one nor maps the actions).
     public let transposer: SongTranspose?
+    /// The rack's snapshots, recalled on a bar line (a band's boxes in step; nil: none).
+    public let heldSnapshots: HeldSnapshots?
     /// The player of the song's track: the clock of sections placed by time (nil: none).
     let track: (any UnitTransport)?
     /// The track's position at the block's first frame (frames), whether it moved since
@@ -113,6 +115,7 @@ public final class SongClock: @unchecked Sendable {
             || transposer != nil
         else { return nil }
         self.transposer = transposer
+        heldSnapshots = HeldSnapshots(plan: plan)
         backing = timeline.backing.map { SongMIDIPlayer($0, plan: plan, beatUnit: timeline.beatUnit) }
         beatsPerBar = Double(timeline.beatsPerBar)
         firstBeat = -Double(timeline.countInBars * timeline.beatsPerBar)
@@ -148,7 +151,9 @@ public final class SongClock: @unchecked Sendable {
 
     /// Room the engine keeps in its block list for the clock: a section's actions and the
     /// backing's messages. Thread: any (immutable).
-    public var eventHeadroom: Int { largestSection + (backing?.headroom ?? 0) + (transposer?.headroom ?? 0) }
+    public var eventHeadroom: Int {
+        largestSection + (backing?.headroom ?? 0) + (transposer?.headroom ?? 0) + (heldSnapshots?.largest ?? 0)
+    }
 
     deinit {
         sections.deallocate()
@@ -202,7 +207,8 @@ public final class SongClock: @unchecked Sendable {
         beatCount = 0
         jumpedAt = -1
         sectionStartedAt = -1
-        transposer?.take(events, count: count, blockStart: blockStart)
+        transposer?.take(events, count: count, blockStart: blockStart, clock: self)
+        heldSnapshots?.take(events, count: count, blockStart: blockStart, clock: self)
         readTrack()
         var n = count
         while true {
@@ -236,7 +242,14 @@ public final class SongClock: @unchecked Sendable {
         }
         listBeats(before: blockEnd, blockStart: blockStart)
         publish()
-        if let transposer { n = transposer.advance(sectionStart: sectionStartedAt, list: events, count: n, capacity: capacity) }
+        if let heldSnapshots {
+            n = heldSnapshots.advance(clock: self, blockStart: blockStart, blockEnd: blockEnd, list: events, count: n, capacity: capacity)
+        }
+        if let transposer {
+            n = transposer.advance(
+                sectionStart: sectionStartedAt, blockStart: blockStart, blockEnd: blockEnd, clock: self, list: events, count: n,
+                capacity: capacity)
+        }
         if let backing { n = backing.advance(clock: self, blockStart: blockStart, blockEnd: blockEnd, list: events, count: n, capacity: capacity) }
         return n
     }
@@ -316,10 +329,25 @@ public final class SongClock: @unchecked Sendable {
         }
     }
 
-    /// Arms `jump` for the first bar line at or after `frame`. Thread: render.
-    func arm(_ jump: SectionJump, at frame: Int64) {
+    /// The song beat the next section starts on, when the bar clock places it: an armed
+    /// jump's bar line, else the next section's own (nil: none, or placed by time).
+    /// Thread: render.
+    var nextSectionBeat: Double? {
+        if armed != nil { return armedBeat }
+        guard current + 1 < sectionCount, sections[current + 1].trackFrame < 0 else { return nil }
+        return sections[current + 1].startBeat
+    }
+
+    /// The song beat of the first bar line at or after `frame`. Thread: render.
+    func barLine(atOrAfter frame: Int64) -> Double {
         var bar = (beat(at: frame) / beatsPerBar).rounded(.down) * beatsPerBar
         while self.frame(ofBeat: bar) < frame { bar += beatsPerBar }
+        return bar
+    }
+
+    /// Arms `jump` for the first bar line at or after `frame`. Thread: render.
+    func arm(_ jump: SectionJump, at frame: Int64) {
+        let bar = barLine(atOrAfter: frame)
         armed = jump
         armedBeat = bar
         armCount &+= 1
@@ -360,6 +388,7 @@ public final class SongClock: @unchecked Sendable {
         trackMoving = false
         backing?.reset()
         transposer?.reset()
+        heldSnapshots?.reset()
         publish()
     }
 

@@ -39,7 +39,19 @@ public final class SongTranspose: @unchecked Sendable {
     var askedAt: Int64 = 0
     /// What was asked lands at once, whatever `atSection` says (`EngineEvent.transpose(to:)`).
     var askedNow = false
+    /// A band leader's song (`SongTimeline.leadsBand`): what is asked is published with the
+    /// song beat it lands on (`armedTranspose`), and asked `"now"` waits for that bar line.
+    let leads: Bool
+    /// What was asked waits for the bar line at this song beat (NaN: none).
+    var askedBeat = Double.nan
+    /// The frame the last block applied a transpose on (−1: none). Render thread.
+    public private(set) var appliedAt: Int64 = -1
     let publishedValue: Atomic<Int>
+    /// The last transpose a leader asked, for it to tell (`armedTranspose`): how many so far
+    /// << 40 | its total + 128 << 32 | the song beat it lands on (32 bits). Render thread
+    /// stores, any thread reads.
+    let armedBits = Atomic<Int>(0)
+    var armCount = 0
 
     /// The transposable parts of `plan`; nil when the song neither has a transpose nor maps
     /// `transpose-up`/`transpose-down`. Thread: control.
@@ -51,6 +63,7 @@ public final class SongTranspose: @unchecked Sendable {
         song = timeline.transpose
         // At a section only when there is one to wait for.
         atSection = (timeline.transposeAtSection ?? true) && !timeline.sections.isEmpty
+        leads = timeline.leadsBand
         let found = plan.units.compactMap { $0 as? any UnitTransposing }
         synths = found
         synthBases = found.map(\.transpose)
@@ -76,25 +89,60 @@ public final class SongTranspose: @unchecked Sendable {
     public var headroom: Int { keys.count + shifts.count }
 
     /// Takes the block's `.transpose` events: `parameter` +1 or −1, or (`value` 1) the
-    /// transpose in all, at once. Thread: render.
-    public func take(_ events: UnsafeMutablePointer<EngineEvent>, count: Int, blockStart: Int64) {
+    /// transpose in all, at once, or (`unit` `sectionAtBeat`) in all on the bar line at song
+    /// beat `value` (the next one if it has passed). A leader's +1/−1 is published with the
+    /// song beat it lands on, and waits for it when asked `"now"`. Thread: render.
+    public func take(_ events: UnsafeMutablePointer<EngineEvent>, count: Int, blockStart: Int64, clock: SongClock) {
         let range = SetlistSong.transposeRange
         for e in 0..<count where events[e].kind == .transpose {
-            let absolute = events[e].value == 1
+            let atBeat = events[e].unit == EngineEvent.sectionAtBeat
+            let absolute = atBeat || events[e].value == 1
             let wanted = absolute ? Int(events[e].parameter) : song + asked + Int(events[e].parameter)
             asked = min(max(wanted, range.lowerBound), range.upperBound) - song
             askedAt = max(events[e].sampleTime, blockStart)
             askedNow = absolute
+            askedBeat = .nan
+            if atBeat {
+                let bar = Double(events[e].value)
+                askedBeat = clock.frame(ofBeat: bar) >= askedAt ? bar : clock.barLine(atOrAfter: askedAt)
+            } else if leads && !absolute, let landing = atSection ? clock.nextSectionBeat : clock.barLine(atOrAfter: askedAt) {
+                if !atSection { askedBeat = landing }
+                armCount &+= 1
+                let beat = Int(UInt32(bitPattern: Int32(clamping: Int(landing.rounded()))))
+                armedBits.store((armCount & 0xFF_FFFF) << 40 | (song + asked + 128) << 32 | beat, ordering: .relaxed)
+            }
         }
     }
 
-    /// Applies what was asked, at `sectionStart` (the frame a section starts in this block,
-    /// −1: none) or at once, into `list[count...]` below `capacity`; returns the new count.
-    /// Thread: render.
-    public func advance(sectionStart: Int64, list: UnsafeMutablePointer<EngineEvent>, count: Int, capacity: Int) -> Int {
+    /// The last transpose this leader asked (`leads`): its count (0: none yet), its total
+    /// (the song's own counted) and the song beat it lands on. Thread: any.
+    public var armedTranspose: (count: Int, total: Int, bar: Int)? {
+        let bits = armedBits.load(ordering: .relaxed)
+        guard bits >> 40 > 0 else { return nil }
+        return (bits >> 40, ((bits >> 32) & 0xFF) - 128, Int(Int32(bitPattern: UInt32(truncatingIfNeeded: bits))))
+    }
+
+    /// Whether what was asked lands at the next section (else at once or on its bar line).
+    /// Thread: any (immutable).
+    public var landsAtSection: Bool { atSection }
+
+    /// Applies what was asked, at `sectionStart` (the frame a section starts in the block
+    /// `blockStart ..< blockEnd`, −1: none), on its bar line, or at once, into
+    /// `list[count...]` below `capacity`; returns the new count. Thread: render.
+    public func advance(
+        sectionStart: Int64, blockStart: Int64, blockEnd: Int64, clock: SongClock, list: UnsafeMutablePointer<EngineEvent>,
+        count: Int, capacity: Int
+    ) -> Int {
+        appliedAt = -1
         let waitsForSection = atSection && !askedNow
         guard asked != applied, !waitsForSection || sectionStart >= 0, count + headroom <= capacity else { return count }
-        let frame = waitsForSection ? sectionStart : askedAt
+        var frame = waitsForSection ? sectionStart : askedAt
+        if !askedBeat.isNaN {
+            frame = max(clock.frame(ofBeat: askedBeat), blockStart)
+            guard frame < blockEnd else { return count }
+            askedBeat = .nan
+        }
+        appliedAt = frame
         applied = asked
         askedNow = false
         for i in synths.indices { synths[i].transpose = synthBases[i] + applied }
@@ -117,6 +165,8 @@ public final class SongTranspose: @unchecked Sendable {
         applied = 0
         asked = 0
         askedNow = false
+        askedBeat = .nan
+        appliedAt = -1
         for i in synths.indices { synths[i].transpose = synthBases[i] }
         publishedValue.store(song, ordering: .relaxed)
     }

@@ -11,6 +11,9 @@ public struct GraphCompiler {
         /// Every song transposable live, whatever it maps (`SongTimeline.transposable`):
         /// a box in sync takes its leader's transpose (`play --sync`).
         public var transposesEverySong = false
+        /// The band's leader (`play --sync leader`): its live transposes are held for a bar
+        /// line and published with it (`SongTimeline.leadsBand`, `SongTranspose`).
+        public var leadsBand = false
         public init(sampleRate: Double = 48000, maxFrames: Int = 512, hostInputChannels: Int = 1, realTime: Bool = true) {
             self.sampleRate = sampleRate
             self.maxFrames = maxFrames
@@ -165,6 +168,7 @@ public struct GraphCompiler {
         let timing = latencyAndTail(nodes, heard: heard, units: units, outputs: outputs, outputChannels: outputChannels)
         var played = rack
         if options.transposesEverySong { played.timeline.transposable = true }
+        if options.leadsBand { played.timeline.leadsBand = true }
         return makePlan(
             played, nodes, heard: heard, units: units, banks: banks, wiring: wiring, timing: timing, options: options)
     }

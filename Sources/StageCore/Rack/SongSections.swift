@@ -88,6 +88,10 @@ public struct SongTimeline: Sendable, Equatable {
     /// mapped (`GraphCompiler.Options.transposesEverySong`: a box in sync follows its
     /// leader's transpose). Not read from the setlist.
     public var transposable = false
+    /// Played by a band's leader (`GraphCompiler.Options.leadsBand`): a live transpose is
+    /// published with the song beat it lands on, and one asked `"now"` waits for the next
+    /// bar line, so that the followers take it on the same one (`SongTranspose`).
+    public var leadsBand = false
 
     public init() {}
 
