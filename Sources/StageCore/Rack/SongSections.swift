@@ -263,7 +263,9 @@ public struct SongTimeline: Sendable, Equatable {
         if let first = sections.first, first.bar == 1, first.beat == 1 {
             sections[0].actions.insert(action, at: 0)
         } else {
-            sections.insert(SongSection(name: "start", bar: 1, beat: 1, actions: [action]), at: 0)
+            var start = SongSection(name: "start", bar: 1, beat: 1, actions: [action])
+            start.cue = ""  // made here, not the song's: nothing to say
+            sections.insert(start, at: 0)
         }
     }
 
