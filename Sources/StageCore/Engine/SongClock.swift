@@ -30,7 +30,8 @@ public struct SongBeat: Sendable, BitwiseCopyable {
 /// so a section lands on the same frame whatever the block size. A tempo change moves the
 /// anchor to the block's first frame; a jump (`EngineEvent.section`, from a MIDI button,
 /// the page or OSC) waits for the next bar line after its frame and moves the anchor there,
-/// to the start of the section it goes to.
+/// to the start of the section it goes to. It also lists the block's beats (`beats`, for
+/// the click) and the spoken cues that start in it (`cues`: when, `SongClock+Cues`).
 ///
 /// Thread: `init` on the control thread; `advance` and `reset` on the render thread (or
 /// the control thread while the engine is idle); the published section (`published`) any.
