@@ -121,6 +121,13 @@ extension RackFiles {
         try entry.song.apply(to: &rack, setlistFile: setlist.file, songPath: "songs[\(index)]") { type in
             registry.type(named: type)?.settings.map(\.key) ?? []
         }
+        // Sections placed by time within the track, checked once its length can be read.
+        if entry.song.timeline.placedByTime, let track = entry.song.track,
+            let seconds = (registry.type(named: "player") as? any TrackLengthReading)?.trackSeconds(track)
+        {
+            let past = entry.song.timeline.sectionsPastTrack(seconds: seconds, setlistFile: setlist.file, songPath: "songs[\(index)]")
+            if !past.isEmpty { throw RackError(past) }
+        }
         matchLyrics(entry.song, into: &rack)
         return rack
     }

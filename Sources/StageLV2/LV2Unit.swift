@@ -45,6 +45,8 @@ public final class LV2Unit: RackUnit, UnitReadout, UnitSavedState, @unchecked Se
     /// The notes passed to the plugin's MIDI input (channel and keys, as the synth's); other
     /// channel messages pass when their channel does.
     private let notes: NoteFilter
+    /// The notes moved by the unit's `transpose` (`LV2NoteTransposer`).
+    private let noteMover: LV2NoteTransposer
     /// The control outputs shown as readouts.
     let shownOutputs: [LV2Port]
     /// What `prepare` restores after activating: the rack's preset, then its state.
@@ -66,7 +68,7 @@ public final class LV2Unit: RackUnit, UnitReadout, UnitSavedState, @unchecked Se
     init(
         info: LV2PluginInfo, world: LV2World, smoothed: Set<String> = [], notes: NoteFilter = NoteFilter(),
         startingState: LV2StartingState = LV2StartingState(), realTime: Bool = true, settleWorkAtLoad: Bool = true,
-        meters: [String]? = nil
+        meters: [String]? = nil, transpose: Int = 0
     ) {
         self.settleWorkAtLoad = settleWorkAtLoad
         shownOutputs = info.controlOutputs.filter { p in
@@ -76,6 +78,7 @@ public final class LV2Unit: RackUnit, UnitReadout, UnitSavedState, @unchecked Se
         self.startingState = startingState
         self.realTime = realTime
         self.notes = notes
+        noteMover = LV2NoteTransposer(transpose: transpose, channel: notes.channel)
         self.world = world
         controls = .allocate(capacity: max(info.ports.count, 1))
         controls.initialize(repeating: 0, count: max(info.ports.count, 1))
@@ -312,15 +315,19 @@ public final class LV2Unit: RackUnit, UnitReadout, UnitSavedState, @unchecked Se
     ) -> Int {
         var last = first
         while last < events.count && (Int(events[last].frameOffset) < end || end == blockEnd) { last += 1 }
+        var midiInputs = 0
         for i in 0..<atomInputCount {
-            let a = atomInputs![i]
-            stage_lv2_sequence_clear(a.buffer, urids.sequence)
-            guard a.midi else { continue }
-            for e in first..<last {
-                let message = events[e].message
-                if !passes(message) { continue }
-                let frame = min(max(Int(events[e].frameOffset) - start, 0), end - start - 1)
-                appendMIDI(message, at: frame, to: a.buffer)
+            stage_lv2_sequence_clear(atomInputs![i].buffer, urids.sequence)
+            if atomInputs![i].midi { midiInputs += 1 }
+        }
+        guard midiInputs > 0 else { return last }
+        for e in first..<last {
+            let message = events[e].message
+            if !passes(message) { continue }
+            let frame = min(max(Int(events[e].frameOffset) - start, 0), end - start - 1)
+            // Each message once through the transposer (it remembers the notes sounding).
+            noteMover.route(message) { moved in
+                for i in 0..<atomInputCount where atomInputs![i].midi { appendMIDI(moved, at: frame, to: atomInputs![i].buffer) }
             }
         }
         return last
@@ -385,6 +392,7 @@ public final class LV2Unit: RackUnit, UnitReadout, UnitSavedState, @unchecked Se
         lilv_instance_deactivate(instance)
         lilv_instance_activate(instance)
         for i in 0..<atomInputCount { stage_lv2_sequence_clear(atomInputs![i].buffer, urids.sequence) }
+        noteMover.clear()
     }
 
     /// The latest value of control output port `symbol` (meters, latency), nil when the
@@ -403,4 +411,13 @@ public final class LV2Unit: RackUnit, UnitReadout, UnitSavedState, @unchecked Se
 
     /// The log messages the plugin wrote while rendering (counted, not printed). Thread: any.
     public var messagesWhileRendering: UInt64 { features?.log.pointee.messages_while_rendering ?? 0 }
+}
+
+/// The song's transpose moves an LV2 instrument's notes as the synth's (`SongTranspose`,
+/// `LV2NoteTransposer`). Thread: `transpose` any.
+extension LV2Unit: UnitTransposing {
+    public var transpose: Int {
+        get { noteMover.transpose }
+        set { noteMover.transpose = newValue }
+    }
 }

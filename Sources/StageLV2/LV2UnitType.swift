@@ -56,6 +56,10 @@ public struct LV2UnitType: UnitType {
                 help: "the plugin's control outputs shown by `play --meters` and `--status` "
                     + "(default all but its latency port; [] none)"),
             SettingSpec(
+                key: "transpose", kind: .integer(LV2NoteTransposer.range),
+                help: "semitones added to the notes a plugin's MIDI input gets (channel 10's drums stay put "
+                    + "unless `channel` is 10), as the synth's; a song's `transpose` adds to it (default 0)"),
+            SettingSpec(
                 key: "allowNonRealtime", kind: .custom("true or false"),
                 help: "run a plugin that does not declare lv2:hardRTCapable (its run() may allocate "
                     + "or lock: a glitch risk on stage; default false)"),
@@ -182,7 +186,7 @@ public struct LV2UnitType: UnitType {
         return LV2Unit(
             info: info, world: world(), smoothed: smoothed, notes: (try? NoteFilter.parse(settings).get()) ?? NoteFilter(),
             startingState: start, realTime: context.realTime, settleWorkAtLoad: settleWorkAtLoad,
-            meters: meters(settings))
+            meters: meters(settings), transpose: settings.node("transpose")?.number.flatMap { Int(exactly: $0) } ?? 0)
     }
 
     /// The `smooth` setting: symbol → seconds (unchecked entries left out).

@@ -196,6 +196,29 @@ final class SongSectionTests: XCTestCase {
         }
     }
 
+    /// A section placed at or past the end of the song's track (9 s) is an error at its
+    /// `"time"` when the song is read (the track's length from its header).
+    func testASectionPlacedPastTheTracksEndIsAnErrorAtItsTime() throws {
+        let dir = folder(
+            sections: """
+                [ { "name": "A", "time": 4 },
+                  { "name": "B", "time": "0:12.5" },
+                  { "name": "C", "time": 9 } ]
+                """, extra: ", \"track\": \"dc.wav\"")
+        let setlist = try RackFiles.readSetlist(dir + "/set.json")
+        let found = errors { _ = try RackFiles.readSong(setlist, 0, registry: PlayerRacks.registry) }
+        let expected = [
+            "set.json:4:26: songs[0].sections[1].time: 12.5 s is past the end of the track (9 s long)",
+            "set.json:5:26: songs[0].sections[2].time: 9 s is past the end of the track (9 s long)",
+        ]
+        XCTAssertEqual(found.count, expected.count, found.joined(separator: "\n"))
+        for e in expected {
+            XCTAssertTrue(found.contains { $0.contains(e) }, "missing \(e) in\n\(found.joined(separator: "\n"))")
+        }
+        let fine = folder(sections: #"[ { "name": "A", "time": 4 }, { "name": "B", "time": 8.99 } ]"#, extra: ", \"track\": \"dc.wav\"")
+        XCTAssertNoThrow(try RackFiles.readSong(try RackFiles.readSetlist(fine + "/set.json"), 0, registry: PlayerRacks.registry))
+    }
+
     func errors(_ body: () throws -> Void) -> [String] {
         do {
             try body()

@@ -52,6 +52,7 @@ extension RenderEngine {
             hostOutput: plan.hostOutput, safety: safetyCounters, tempoSource: tempoSource,
             beatPosition: beatPosition + Double(start - sampleTime) * beatsPerFrame)
         context.songBeats = songBeats
+        context.songCues = songCues
         if signal.active {
             context.inputSilence = UnsafePointer(signal.inputFlags)
             context.outputSilence = signal.saysSilent

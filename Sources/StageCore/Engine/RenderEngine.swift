@@ -43,6 +43,8 @@ public final class RenderEngine: @unchecked Sendable {
     public var talkIsOn: Bool { talk.isOn }
     /// The song's beats in the block being rendered (the clock's list). Thread: render.
     var songBeats = UnsafeBufferPointer<SongBeat>(start: nil, count: 0)
+    /// The song's cue starts in the block being rendered (the clock's list). Thread: render.
+    var songCues = UnsafeBufferPointer<SongCue>(start: nil, count: 0)
     /// What the output safety stage fixed so far.
     public var safety: SafetyCounters { safetyCounters.pointee }
 
@@ -167,6 +169,7 @@ public final class RenderEngine: @unchecked Sendable {
                 capacity: blockEventCapacity)
             if count > before { sortEvents(count) }
             songBeats = UnsafeBufferPointer(start: songClock.beats, count: songClock.beatCount)
+            songCues = UnsafeBufferPointer(start: songClock.cues, count: songClock.cueCount)
         }
         let beforeTalk = count
         count = talk.apply(events: blockEvents, count: count, capacity: blockEventCapacity) { u, p in

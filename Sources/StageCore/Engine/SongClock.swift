@@ -30,7 +30,8 @@ public struct SongBeat: Sendable, BitwiseCopyable {
 /// so a section lands on the same frame whatever the block size. A tempo change moves the
 /// anchor to the block's first frame; a jump (`EngineEvent.section`, from a MIDI button,
 /// the page or OSC) waits for the next bar line after its frame and moves the anchor there,
-/// to the start of the section it goes to.
+/// to the start of the section it goes to. It also lists the block's beats (`beats`, for
+/// the click) and the spoken cues that start in it (`cues`: when, `SongClock+Cues`).
 ///
 /// Thread: `init` on the control thread; `advance` and `reset` on the render thread (or
 /// the control thread while the engine is idle); the published section (`published`) any.
@@ -95,6 +96,21 @@ public final class SongClock: @unchecked Sendable {
     var lineBeforeJump: (frame: Int64, beat: Double) = (0, 0)
     /// The frame a section started on in the last block (−1: none), for `SongTranspose`.
     var sectionStartedAt: Int64 = -1
+    /// The block's spoken cues (`SongCue`, in frame order), made by `advance`
+    /// (`SongClock+Cues`). Thread: render writes, the block's units read.
+    public let cues: UnsafeMutablePointer<SongCue>
+    public internal(set) var cueCount = 0
+    let cueCapacity: Int
+    /// The section whose cue was spoken last (−1: none): a jump to it before it starts
+    /// does not speak it twice. Render thread.
+    var lastCued = -1
+    /// The armed jump speaks its cue on its bar line (armed under a beat before it).
+    var cueOnLanding = false
+    /// The frame the armed jump was armed at: cues of the way it leaves are not spoken from
+    /// there on. Render thread.
+    var armedFrame: Int64 = 0
+    /// The block's frames up to here have had their cues by time listed. Render thread.
+    var timeCuesFrom: Int64 = 0
 
     /// The section playing and the next (−1: none), packed for one relaxed atomic:
     /// (current + 1) << 16 | (next + 1). Render thread stores, any thread reads.
@@ -124,6 +140,9 @@ public final class SongClock: @unchecked Sendable {
         // At most 400 BPM: a beat every 0.15 s; one more for a jump inside the block.
         beatCapacity = Int(Double(plan.maxFrames) * 400 / (60 * plan.sampleRate)) + 3
         beats = .allocate(capacity: beatCapacity)
+        // A cue a beat at most, the sections placed by time, and a jump's.
+        cueCapacity = beatCapacity + timeline.sections.count + 2
+        cues = .allocate(capacity: cueCapacity)
         names = timeline.sections.map(\.name)
         sampleRate = plan.sampleRate
         track = timeline.trackPlayer.flatMap { plan.unitIndex($0) }.flatMap { plan.units[$0] as? any UnitTransport }
@@ -159,6 +178,7 @@ public final class SongClock: @unchecked Sendable {
         sections.deallocate()
         actions.deallocate()
         beats.deallocate()
+        cues.deallocate()
     }
 
     /// The engine events of one action in `plan`. Thread: control (allocates).
@@ -196,51 +216,36 @@ public final class SongClock: @unchecked Sendable {
     /// Moves the clock over the block `blockStart ..< blockStart + frames` at `tempo`: takes
     /// the jumps among `events[0..<count]`, and appends the actions of every section that
     /// starts in the block (at its frame) while they fit below `capacity`; returns the new
-    /// count. Allocates nothing. Thread: render.
+    /// count. The block is played in frame order, up to each jump's frame and then from it
+    /// (so a cue listed before a jump counts for it as at any block size). Allocates nothing.
+    /// Thread: render.
     public func advance(
         blockStart: Int64, frames: Int, tempo newTempo: Double, events: UnsafeMutablePointer<EngineEvent>, count: Int,
         capacity: Int
     ) -> Int {
         follow(tempo: newTempo, at: blockStart)
-        takeJumps(events, count: count, blockStart: blockStart)
         let blockEnd = blockStart + Int64(frames)
         beatCount = 0
+        cueCount = 0
         jumpedAt = -1
         sectionStartedAt = -1
+        timeCuesFrom = blockStart
+        readTrack()
         transposer?.take(events, count: count, blockStart: blockStart, clock: self)
         heldSnapshots?.take(events, count: count, blockStart: blockStart, clock: self)
-        readTrack()
         var n = count
-        while true {
-            let natural = naturalFrame(blockStart: blockStart)
-            let jumping = armed != nil && frame(ofBeat: armedBeat) <= natural
-            guard jumping || natural != .max else { break }
-            let at = max(jumping ? frame(ofBeat: armedBeat) : natural, blockStart)
-            guard at < blockEnd else { break }
-            listBeats(before: at, blockStart: blockStart)
-            var target = current + 1
-            if jumping, let jump = armed {
-                target = jump == .next ? current + 1 : max(current, 0)
-                armed = nil
-                guard target < sectionCount else { continue }
+        for e in 0..<count where events[e].kind == .section {
+            guard let jump = SectionJump(rawValue: events[e].parameter) else { continue }
+            let at = min(max(events[e].sampleTime, blockStart), blockEnd)
+            n = play(until: at, blockStart: blockStart, list: events, count: n, capacity: capacity)
+            if events[e].unit == EngineEvent.sectionAtBeat {
+                arm(jump, atBar: Double(events[e].value), from: at)
+            } else {
+                arm(jump, at: at)
             }
-            let section = sections[target]
-            guard n + section.actionCount <= capacity else {
-                sectionsDeferred &+= 1
-                if jumping { armed = SectionJump(rawValue: target == current ? 2 : 1) }
-                break
-            }
-            if jumping { jumped(to: section, at: at) }
-            for k in 0..<section.actionCount {
-                var e = actions[section.firstAction + k]
-                e.sampleTime = at
-                events[n] = e
-                n += 1
-            }
-            current = target
-            sectionStartedAt = at
+            cueJump(armedAt: at, blockStart: blockStart)
         }
-        listBeats(before: blockEnd, blockStart: blockStart)
+        n = play(until: blockEnd, blockStart: blockStart, list: events, count: n, capacity: capacity)
         publish()
         if let heldSnapshots {
             n = heldSnapshots.advance(clock: self, blockStart: blockStart, blockEnd: blockEnd, list: events, count: n, capacity: capacity)
@@ -254,6 +259,50 @@ public final class SongClock: @unchecked Sendable {
         return n
     }
 
+    /// Plays the block from where it stands to frame `limit`: the cues of sections placed
+    /// by time, every section start (a jump's at its bar line) with its actions appended to
+    /// `list[count...]` below `capacity`, and the beats; returns the new count. Thread: render.
+    func play(until limit: Int64, blockStart: Int64, list: UnsafeMutablePointer<EngineEvent>, count: Int, capacity: Int) -> Int {
+        listTimeCues(from: timeCuesFrom, until: limit, blockStart: blockStart)
+        timeCuesFrom = max(timeCuesFrom, limit)
+        var n = count
+        while true {
+            let natural = naturalFrame(blockStart: blockStart)
+            let jumping = armed != nil && frame(ofBeat: armedBeat) <= natural
+            guard jumping || natural != .max else { break }
+            let at = max(jumping ? frame(ofBeat: armedBeat) : natural, blockStart)
+            guard at < limit else { break }
+            listBeats(before: at, blockStart: blockStart)
+            var target = current + 1
+            if jumping, let jump = armed {
+                target = jump == .next ? current + 1 : max(current, 0)
+                armed = nil
+                guard target < sectionCount else { continue }
+            }
+            let section = sections[target]
+            guard n + section.actionCount <= capacity else {
+                sectionsDeferred &+= 1
+                if jumping { armed = SectionJump(rawValue: target == current ? 2 : 1) }
+                break
+            }
+            if jumping {
+                jumped(to: section, at: at)
+                if cueOnLanding { addCue(at: at, section: target) }
+                cueOnLanding = false
+            }
+            for k in 0..<section.actionCount {
+                var e = actions[section.firstAction + k]
+                e.sampleTime = at
+                list[n] = e
+                n += 1
+            }
+            current = target
+            sectionStartedAt = at
+        }
+        listBeats(before: limit, blockStart: blockStart)
+        return n
+    }
+
     /// A new tempo from the block at `blockStart` on: the line turns there. Thread: render.
     @inline(__always)
     func follow(tempo newTempo: Double, at blockStart: Int64) {
@@ -262,21 +311,6 @@ public final class SongClock: @unchecked Sendable {
         anchorFrame = blockStart
         tempo = newTempo
         framesPerBeat = 60 * sampleRate / newTempo
-    }
-
-    /// Arms the jumps among the block's events (a button's for the next bar line, a sync
-    /// leader's for its bar). Thread: render.
-    @inline(__always)
-    func takeJumps(_ events: UnsafeMutablePointer<EngineEvent>, count: Int, blockStart: Int64) {
-        for e in 0..<count where events[e].kind == .section {
-            guard let jump = SectionJump(rawValue: events[e].parameter) else { continue }
-            let at = max(events[e].sampleTime, blockStart)
-            if events[e].unit == EngineEvent.sectionAtBeat {
-                arm(jump, atBar: Double(events[e].value), from: at)
-            } else {
-                arm(jump, at: at)
-            }
-        }
     }
 
     /// A jump to `section` taken at frame `at`: the line moves to the section's start, but
@@ -297,10 +331,16 @@ public final class SongClock: @unchecked Sendable {
     @inline(__always)
     func naturalFrame(blockStart: Int64) -> Int64 {
         guard current + 1 < sectionCount else { return .max }
-        let next = sections[current + 1]
-        guard next.trackFrame >= 0 else { return frame(ofBeat: next.startBeat) }
+        return startFrame(of: current + 1, blockStart: blockStart)
+    }
+
+    /// The frame section `k` starts on by itself, as in `naturalFrame`. Thread: render.
+    @inline(__always)
+    func startFrame(of k: Int, blockStart: Int64) -> Int64 {
+        let section = sections[k]
+        guard section.trackFrame >= 0 else { return frame(ofBeat: section.startBeat) }
         guard trackMoving else { return .max }
-        return blockStart + Int64(max(next.trackFrame - trackPosition, 0).rounded(.up))
+        return blockStart + Int64(max(section.trackFrame - trackPosition, 0).rounded(.up))
     }
 
     /// The track's position at the block's start, and whether it plays (it moved since the
@@ -325,6 +365,7 @@ public final class SongClock: @unchecked Sendable {
                 frame: max(f, blockStart), beat: Int32(truncatingIfNeeded: b), isDownbeat: ((b % perBar) + perBar) % perBar == 0,
                 isCountIn: b < 0)
             beatCount += 1
+            listBarCue(atBeat: nextBeat, frame: max(f, blockStart))
             nextBeat += 1
         }
     }
@@ -384,6 +425,9 @@ public final class SongClock: @unchecked Sendable {
         current = -1
         armed = nil
         jumpedAt = -1
+        cueCount = 0
+        lastCued = -1
+        cueOnLanding = false
         lastTrackPosition = -1
         trackMoving = false
         backing?.reset()

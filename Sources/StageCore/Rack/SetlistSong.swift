@@ -143,7 +143,8 @@ public struct SetlistSong: Sendable, Equatable {
             if !problems.isEmpty { throw RackError(problems) }
         }
         rack.timeline = timeline
-        rack.giveCuesToClicks()
+        // Once the sections are final (a count-in may add "start" in front).
+        defer { rack.giveCuesToClicks() }
         for u in rack.units.indices where typeSettings(rack.units[u].type).contains("key") {
             // The song's key (or the unit's own), moved by the song's transpose.
             guard let own = key ?? rack.units[u].settings.node("key")?.string else { continue }

@@ -1,7 +1,8 @@
 /// The spoken cues of a song's sections (racks/README.md, "Spoken cues"), handed to the
 /// rack's `click` units as their `songCues` setting when the song is applied: one
-/// `{ "beat": B, "file": PATH }` or `{ "beat": B, "name": NAME }` per section with a cue,
-/// B the song beat one bar before the section's start. Thread: control.
+/// `{ "section": I, "file": PATH }` or `{ "section": I, "name": NAME }` per section with a
+/// cue, I its index in the song's sections; the song's clock (`SongClock+Cues`) says when
+/// each is spoken. Thread: control.
 extension RackDescription {
     /// The `songCues` setting's key (set by the song, not written in rack files).
     public static let songCuesKey = "songCues"
@@ -13,11 +14,9 @@ extension RackDescription {
             JSONMember(key: key, keyLocation: loc, value: JSONNode(value, at: loc))
         }
         var cues: [JSONNode] = []
-        // Sections placed by time have no cue yet (a bar before a time needs the track's bars).
-        for section in timeline.sections where section.cue != "" && section.seconds == nil {
-            let beat = Double(section.startBeat(beatsPerBar: timeline.beatsPerBar) - timeline.beatsPerBar)
+        for (i, section) in timeline.sections.enumerated() where section.cue != "" {
             let source = section.cue.map { member("file", .string($0)) } ?? member("name", .string(section.name))
-            cues.append(JSONNode(.object([member("beat", .number(beat)), source]), at: loc))
+            cues.append(JSONNode(.object([member("section", .number(Double(i))), source]), at: loc))
         }
         for u in units.indices where units[u].type == "click" {
             units[u].settings.set(Self.songCuesKey, .array(cues), at: nil)

@@ -10,6 +10,10 @@ public struct SongSection: Sendable, Equatable {
     /// Where it starts in the song's backing track, in seconds of the track (`"time"`),
     /// instead of a bar: the track's position is then its clock (`SongClock`).
     public var seconds: Double?
+    /// Where `"time"`'s value is in the setlist, and the section's place in the setlist's
+    /// list (they are sorted by time), for the check against the track's length.
+    public var timeLocation: SourceLocation?
+    public var listIndex: Int?
     public var actions: [SectionAction]
     /// The spoken cue one bar before it (`"cue"`): nil, the shipped cue for its name
     /// (`cues/NAME.flac` beside the rack); a file (resolved against the setlist's folder);
@@ -130,7 +134,8 @@ public struct SongTimeline: Sendable, Equatable {
         var times: [Double: String] = [:]
         for (i, node) in list.enumerated() {
             let p = "\(path).sections[\(i)]"
-            guard let section = readSection(node, path: p, beatsPerBar: t.beatsPerBar, report: report) else { continue }
+            guard var section = readSection(node, path: p, beatsPerBar: t.beatsPerBar, report: report) else { continue }
+            section.listIndex = i
             if let first = t.sections.first, (first.seconds == nil) != (section.seconds == nil) {
                 report(node.location, p, "a song's sections are placed all by bar (\"at\") or all by time in the track (\"time\"), not both")
                 continue
@@ -192,6 +197,7 @@ public struct SongTimeline: Sendable, Equatable {
             }
             section = SongSection(name: name, bar: 0, beat: 0, location: node.location)
             section.seconds = seconds
+            section.timeLocation = time.value.location
         case (.some(let at), nil):
             guard let (bar, beat) = barBeat(at.value), beat <= beatsPerBar else {
                 report(at.value.location, "\(p).at", "must be \"bar:beat\" (bar 1…, beat 1…\(beatsPerBar)) or a bar number")
@@ -267,7 +273,20 @@ public struct SongTimeline: Sendable, Equatable {
         if let first = sections.first, first.bar == 1, first.beat == 1 {
             sections[0].actions.insert(action, at: 0)
         } else {
-            sections.insert(SongSection(name: "start", bar: 1, beat: 1, actions: [action]), at: 0)
+            var start = SongSection(name: "start", bar: 1, beat: 1, actions: [action])
+            start.cue = ""  // made here, not the song's: nothing to say
+            sections.insert(start, at: 0)
+        }
+    }
+
+    /// Errors for sections placed at or past the end of the song's track, `trackSeconds`
+    /// long (a section there would never start). Thread: control.
+    public func sectionsPastTrack(seconds trackSeconds: Double, setlistFile: String, songPath: String) -> [RackDiagnostic] {
+        sections.enumerated().compactMap { i, section in
+            guard let seconds = section.seconds, seconds >= trackSeconds else { return nil }
+            return RackDiagnostic(
+                file: setlistFile, location: section.timeLocation ?? section.location, path: "\(songPath).sections[\(section.listIndex ?? i)].time",
+                message: "\(formatNumber(seconds)) s is past the end of the track (\(formatNumber(trackSeconds)) s long)")
         }
     }
 

@@ -86,6 +86,9 @@ public struct RenderContext: @unchecked Sendable {
     /// The song's beats that start in this call, in order, at their absolute frames
     /// (`SongClock`: the click plays them); empty when the rack has no song clock.
     public var songBeats = UnsafeBufferPointer<SongBeat>(start: nil, count: 0)
+    /// The song's spoken cues that start in this call, in order, at their absolute frames
+    /// (`SongClock`: the click speaks them); empty when the rack has no song clock.
+    public var songCues = UnsafeBufferPointer<SongCue>(start: nil, count: 0)
 
     /// Per input bus: true when the engine knows the bus is silent for this call (every
     /// sample at or below the silence floor, −120 dBFS): its source's "output is silence"

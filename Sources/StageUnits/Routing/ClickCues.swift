@@ -14,8 +14,9 @@ public struct CueError: Error, Sendable, CustomStringConvertible {
 /// `songCues` setting (`RackDescription.giveCuesToClicks`); read by the render thread
 /// (`ClickUnit.speak`) without allocating. Thread: init control; the rest render.
 final class ClickCues {
-    /// Per cue: the song beat it starts on, and its samples' range in `samples`.
-    private let beats: UnsafeMutablePointer<Int32>
+    /// Per cue: the section it names (its index in the song's sections), and its samples'
+    /// range in `samples`.
+    private let sections: UnsafeMutablePointer<Int32>
     private let starts: UnsafeMutablePointer<Int>
     private let samplesStore: UnsafeMutablePointer<Float>
     let count: Int
@@ -29,29 +30,29 @@ final class ClickCues {
     convenience init(_ settings: UnitSettings, sampleRate: Double, decode: ClickUnitType.CueDecoder?) throws {
         var list: [(Int32, [Float])] = []
         for node in settings.node(RackDescription.songCuesKey)?.elements ?? [] {
-            guard let beat = node["beat"]?.value.number else { continue }
+            guard let section = node["section"]?.value.number else { continue }
             if let file = node["file"]?.value.string {
                 guard let decode else { throw CueError(description: "cue \(file): this program cannot decode cue files") }
-                list.append((Int32(beat), Self.normalised(try Self.decoded(file, sampleRate, decode))))
+                list.append((Int32(section), Self.normalised(try Self.decoded(file, sampleRate, decode))))
                 continue
             }
             guard let name = node["name"]?.value.string, let decode else { continue }
             let path = Self.shippedCue(named: name, rackDirectory: settings.rackDirectory)
             guard access(path, R_OK) == 0 else { continue }
-            list.append((Int32(beat), Self.normalised(try Self.decoded(path, sampleRate, decode))))
+            list.append((Int32(section), Self.normalised(try Self.decoded(path, sampleRate, decode))))
         }
         self.init(list: list)
     }
 
     private init(list: [(Int32, [Float])]) {
         count = list.count
-        beats = .allocate(capacity: max(count, 1))
+        sections = .allocate(capacity: max(count, 1))
         starts = .allocate(capacity: count + 1)
         let total = list.reduce(0) { $0 + $1.1.count }
         samplesStore = .allocate(capacity: max(total, 1))
         var at = 0
-        for (k, (beat, samples)) in list.enumerated() {
-            beats[k] = beat
+        for (k, (section, samples)) in list.enumerated() {
+            sections[k] = section
             starts[k] = at
             (samplesStore + at).initialize(from: samples, count: samples.count)
             at += samples.count
@@ -60,15 +61,15 @@ final class ClickCues {
     }
 
     deinit {
-        beats.deallocate()
+        sections.deallocate()
         starts.deallocate()
         samplesStore.deallocate()
     }
 
-    /// The cue starting on song beat `beat`, if any. Thread: render.
+    /// The cue of section `section`, if it has one. Thread: render.
     @inline(__always)
-    func index(ofBeat beat: Int32) -> Int? {
-        for k in 0..<count where beats[k] == beat { return k }
+    func index(ofSection section: Int32) -> Int? {
+        for k in 0..<count where sections[k] == section { return k }
         return nil
     }
 

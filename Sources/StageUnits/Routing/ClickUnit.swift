@@ -8,7 +8,8 @@ import Glibc
 /// clock (`SongClock`: the tempo precedence, the time signature, the count-in, the section
 /// jumps), the downbeat higher and louder. It plays wherever the rack connects it (a
 /// monitor output or a monitor mix), never anywhere else: a rack without one has no click.
-/// It also speaks the song's cues (`ClickCues`) one bar before their sections, decoded at
+/// It also speaks the song's cues (`ClickCues`) where the song clock lists them (one bar
+/// before their sections, or when a jump to one is armed: `SongClock+Cues`), decoded at
 /// load by `decodeCue` (the player's libsndfile reader, given by the program; without one,
 /// the shipped cues are left out and a named cue file is an error).
 public struct ClickUnitType: UnitType {
@@ -100,13 +101,15 @@ public final class ClickUnit: RackUnit {
         if cues.count > 0 { speak(into: out, context, level: level) }
     }
 
-    /// Adds the song's cues to `out`: a cue starts on the frame of the beat one bar before
-    /// its section (`ClickCues.beats`) and plays to its end at the click's level. Thread: render.
+    /// Adds the song's cues to `out`: a cue starts on the frame the song clock lists it on
+    /// (`RenderContext.songCues`: one bar before its section, or when a jump to it is armed)
+    /// and plays to its end at the click's level; a cue that starts cuts the one sounding.
+    /// Thread: render.
     func speak(into out: UnsafeMutablePointer<Float>, _ context: RenderContext, level: Float) {
         var i = 0
-        for beat in context.songBeats {
-            let at = Int(beat.frame - context.sampleTime)
-            guard at >= 0, at < context.frameCount, let c = cues.index(ofBeat: beat.beat) else { continue }
+        for start in context.songCues {
+            let at = Int(start.frame - context.sampleTime)
+            guard at >= 0, at < context.frameCount, let c = cues.index(ofSection: start.section) else { continue }
             mixCue(into: out, from: i, to: at, level: level)
             i = at
             cue = c
