@@ -41,6 +41,7 @@ test: test-deps
 	Tests/cli/link.sh
 	Tests/cli/sync.sh
 	Tests/cli/latency.sh
+	Tests/cli/feedback.sh
 	@# The C shims for aarch64 when the cross compiler is there (install-deps --test installs it
 	@# on amd64); without it, one line says why it was skipped (exit 77).
 	scripts/check-aarch64.sh || test $$? -eq 77
