@@ -22,12 +22,18 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
-        .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
-        .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
+        // Headers only, no pkg-config (its flags would link the library): these four are
+        // opened when a feature first needs them (CLoadOnUse), not at start-up.
+        .systemLibrary(name: "CLiblo", providers: [.apt(["liblo-dev"])]),
+        .systemLibrary(name: "CWebSockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
-        .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
+        .systemLibrary(name: "CLilv", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
-        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
+        // The libraries above opened with dlopen when a feature starts (the web remote, sync,
+        // OSC, LV2): their functions under their own names, forwarded through dlsym'd pointers.
+        // Start-up then binds none of their symbols (libcrypto alone has 4,191).
+        .target(name: "CLoadOnUse"),
         // The LV2 host features in C (the log feature is variadic) and atom-sequence helpers.
         .target(name: "CLV2Host"),
         // Tiny C helpers Swift cannot express: flush-to-zero, CPU time, alsa-lib's variadic
@@ -49,7 +55,7 @@ let package = Package(
         // Synth: the FluidSynth generator unit.
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
         // LV2: installed LV2 plugins as units, hosted through lilv.
-        .target(name: "StageLV2", dependencies: ["StageCore", "CLilv", "CLV2Host"]),
+        .target(name: "StageLV2", dependencies: ["StageCore", "CLilv", "CLV2Host", "CLoadOnUse"]),
         // Control: what is not real time and not I/O: rack and setlist files, the one rack
         // loader, the preset switcher (the control thread), the MIDI router (the MIDI thread's
         // work once a message is decoded). Pure Swift.
@@ -76,12 +82,12 @@ let package = Package(
         // Link), read on the render thread; the session joined and watched on the main thread.
         .target(name: "StageLink", dependencies: ["StageCore", "CLink"], swiftSettings: renderPathSettings),
         // OSC: the remote's address space on UDP, messages through liblo.
-        .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
+        .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo", "CLoadOnUse"]),
         // Sync: a band's boxes in step (one leads, the others follow its songs), signed OSC
         // messages between them (HMAC-SHA256 through OpenSSL's libcrypto).
-        .target(name: "StageSync", dependencies: ["StageCore", "StageControl", "StageService", "StageRemote", "StageOSC", "CCrypto"]),
+        .target(name: "StageSync", dependencies: ["StageCore", "StageControl", "StageService", "StageRemote", "StageOSC", "CCrypto", "CLoadOnUse"]),
         // Web: the page and its WebSocket, through libwebsockets, on a thread of its own.
-        .target(name: "StageWeb", dependencies: ["StageCore", "StageRemote", "StageService", "CWebSockets"]),
+        .target(name: "StageWeb", dependencies: ["StageCore", "StageRemote", "StageService", "CWebSockets", "CLoadOnUse"]),
 
         // App: the `stagerack` command.
         .executableTarget(
