@@ -21,17 +21,17 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
-        .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
-        // Headers only, no pkg-config (its flags would link the library): these four are
+        // Headers only, no pkg-config (its flags would link the library): these six are
         // opened when a feature first needs them (CLoadOnUse), not at start-up.
+        .systemLibrary(name: "CRubberBand", providers: [.apt(["librubberband-dev"])]),
         .systemLibrary(name: "CLiblo", providers: [.apt(["liblo-dev"])]),
         .systemLibrary(name: "CWebSockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CLilv", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
-        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(name: "CFFTW", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         // The libraries above opened with dlopen when a feature starts (the web remote, sync,
-        // OSC, LV2): their functions under their own names, forwarded through dlsym'd pointers.
+        // OSC, LV2, the feedback unit, a player's transpose): their functions under their own names, forwarded through dlsym'd pointers.
         // Start-up then binds none of their symbols (libcrypto alone has 4,191).
         .target(name: "CLoadOnUse"),
         // The LV2 host features in C (the log feature is variadic) and atom-sequence helpers.
@@ -51,7 +51,7 @@ let package = Package(
         // queues, MIDI types and mapping, rack files and their validation.
         .target(name: "StageCore", swiftSettings: renderPathSettings),
         // Units: Swift DSP on the Core contract (the feedback unit's spectrum through FFTW).
-        .target(name: "StageUnits", dependencies: ["StageCore", "CFFTW"], swiftSettings: renderPathSettings),
+        .target(name: "StageUnits", dependencies: ["StageCore", "CFFTW", "CLoadOnUse"], swiftSettings: renderPathSettings),
         // Synth: the FluidSynth generator unit.
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
         // LV2: installed LV2 plugins as units, hosted through lilv.
@@ -70,7 +70,7 @@ let package = Package(
 
         // Player: the `player` unit (backing tracks streamed from disk: libsndfile, libsamplerate;
         // transposed on the disk thread by librubberband).
-        .target(name: "StagePlayer", dependencies: ["StageCore", "CSndFile", "CSampleRate", "CRubberBand"]),
+        .target(name: "StagePlayer", dependencies: ["StageCore", "CSndFile", "CSampleRate", "CRubberBand", "CLoadOnUse"]),
 
         // Service: the app's settings (config file < environment < flags), waiting for devices,
         // journald-friendly log lines, the --meters view, the install plan. Pure Swift.
