@@ -3,7 +3,28 @@
  * unit never needs. The instance calls on the render thread (lilv_instance_run and the like)
  * are static inlines in lilv.h calling the plugin's descriptor, not lilv. The functions
  * StageRack calls, with the header's prototypes. */
+/* Six take `const LilvIter *` in lilv 0.24.26 (Debian 13) where 0.24.14 (Debian 12) took
+ * `LilvIter *`: the header's declarations of those are renamed away, and they are declared
+ * below in the newer, const form (the same ABI either way). */
+#define lilv_nodes_get stage_lilv_header_nodes_get
+#define lilv_nodes_is_end stage_lilv_header_nodes_is_end
+#define lilv_plugins_get stage_lilv_header_plugins_get
+#define lilv_plugins_is_end stage_lilv_header_plugins_is_end
+#define lilv_scale_points_get stage_lilv_header_scale_points_get
+#define lilv_scale_points_is_end stage_lilv_header_scale_points_is_end
 #include <lilv-0/lilv/lilv.h>
+#undef lilv_nodes_get
+#undef lilv_nodes_is_end
+#undef lilv_plugins_get
+#undef lilv_plugins_is_end
+#undef lilv_scale_points_get
+#undef lilv_scale_points_is_end
+const LilvNode *lilv_nodes_get(const LilvNodes *c, const LilvIter *i);
+bool lilv_nodes_is_end(const LilvNodes *c, const LilvIter *i);
+const LilvPlugin *lilv_plugins_get(const LilvPlugins *c, const LilvIter *i);
+bool lilv_plugins_is_end(const LilvPlugins *c, const LilvIter *i);
+const LilvScalePoint *lilv_scale_points_get(const LilvScalePoints *c, const LilvIter *i);
+bool lilv_scale_points_is_end(const LilvScalePoints *c, const LilvIter *i);
 
 #include "load_on_use.h"
 #include "loader.h"
@@ -12,19 +33,19 @@
 #define LILV_COLLECTIONS(F, V)                                                                    \
     F(LilvIter *, lilv_nodes_begin, (const LilvNodes *c), (c))                                    \
     V(lilv_nodes_free, (LilvNodes * c), (c))                                                      \
-    F(const LilvNode *, lilv_nodes_get, (const LilvNodes *c, LilvIter *i), (c, i))                \
+    F(const LilvNode *, lilv_nodes_get, (const LilvNodes *c, const LilvIter *i), (c, i))                \
     F(LilvNode *, lilv_nodes_get_first, (const LilvNodes *c), (c))                                \
-    F(bool, lilv_nodes_is_end, (const LilvNodes *c, LilvIter *i), (c, i))                         \
+    F(bool, lilv_nodes_is_end, (const LilvNodes *c, const LilvIter *i), (c, i))                         \
     F(LilvIter *, lilv_nodes_next, (const LilvNodes *c, LilvIter *i), (c, i))                     \
     F(LilvIter *, lilv_plugins_begin, (const LilvPlugins *c), (c))                                \
-    F(const LilvPlugin *, lilv_plugins_get, (const LilvPlugins *c, LilvIter *i), (c, i))          \
+    F(const LilvPlugin *, lilv_plugins_get, (const LilvPlugins *c, const LilvIter *i), (c, i))          \
     F(const LilvPlugin *, lilv_plugins_get_by_uri, (const LilvPlugins *c, const LilvNode *uri), (c, uri)) \
-    F(bool, lilv_plugins_is_end, (const LilvPlugins *c, LilvIter *i), (c, i))                     \
+    F(bool, lilv_plugins_is_end, (const LilvPlugins *c, const LilvIter *i), (c, i))                     \
     F(LilvIter *, lilv_plugins_next, (const LilvPlugins *c, LilvIter *i), (c, i))                 \
     F(LilvIter *, lilv_scale_points_begin, (const LilvScalePoints *c), (c))                       \
     V(lilv_scale_points_free, (LilvScalePoints * c), (c))                                         \
-    F(const LilvScalePoint *, lilv_scale_points_get, (const LilvScalePoints *c, LilvIter *i), (c, i)) \
-    F(bool, lilv_scale_points_is_end, (const LilvScalePoints *c, LilvIter *i), (c, i))            \
+    F(const LilvScalePoint *, lilv_scale_points_get, (const LilvScalePoints *c, const LilvIter *i), (c, i)) \
+    F(bool, lilv_scale_points_is_end, (const LilvScalePoints *c, const LilvIter *i), (c, i))            \
     F(LilvIter *, lilv_scale_points_next, (const LilvScalePoints *c, LilvIter *i), (c, i))
 
 /* The world, nodes and URIs. */
