@@ -21,13 +21,19 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
-        .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
-        .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
-        .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
+        // Headers only, no pkg-config (its flags would link the library): these six are
+        // opened when a feature first needs them (CLoadOnUse), not at start-up.
+        .systemLibrary(name: "CRubberBand", providers: [.apt(["librubberband-dev"])]),
+        .systemLibrary(name: "CLiblo", providers: [.apt(["liblo-dev"])]),
+        .systemLibrary(name: "CWebSockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
-        .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
-        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
-        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLilv", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
+        .systemLibrary(name: "CFFTW", providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
+        // The libraries above opened with dlopen when a feature starts (the web remote, sync,
+        // OSC, LV2, the feedback unit, a player's transpose): their functions under their own names, forwarded through dlsym'd pointers.
+        // Start-up then binds none of their symbols (libcrypto alone has 4,191).
+        .target(name: "CLoadOnUse"),
         // The LV2 host features in C (the log feature is variadic) and atom-sequence helpers.
         .target(name: "CLV2Host"),
         // Tiny C helpers Swift cannot express: flush-to-zero, CPU time, alsa-lib's variadic
@@ -45,11 +51,11 @@ let package = Package(
         // queues, MIDI types and mapping, rack files and their validation.
         .target(name: "StageCore", swiftSettings: renderPathSettings),
         // Units: Swift DSP on the Core contract (the feedback unit's spectrum through FFTW).
-        .target(name: "StageUnits", dependencies: ["StageCore", "CFFTW"], swiftSettings: renderPathSettings),
+        .target(name: "StageUnits", dependencies: ["StageCore", "CFFTW", "CLoadOnUse"], swiftSettings: renderPathSettings),
         // Synth: the FluidSynth generator unit.
         .target(name: "StageSynth", dependencies: ["StageCore", "CFluidSynth"]),
         // LV2: installed LV2 plugins as units, hosted through lilv.
-        .target(name: "StageLV2", dependencies: ["StageCore", "CLilv", "CLV2Host"]),
+        .target(name: "StageLV2", dependencies: ["StageCore", "CLilv", "CLV2Host", "CLoadOnUse"]),
         // Control: what is not real time and not I/O: rack and setlist files, the one rack
         // loader, the preset switcher (the control thread), the MIDI router (the MIDI thread's
         // work once a message is decoded). Pure Swift.
@@ -64,7 +70,7 @@ let package = Package(
 
         // Player: the `player` unit (backing tracks streamed from disk: libsndfile, libsamplerate;
         // transposed on the disk thread by librubberband).
-        .target(name: "StagePlayer", dependencies: ["StageCore", "CSndFile", "CSampleRate", "CRubberBand"]),
+        .target(name: "StagePlayer", dependencies: ["StageCore", "CSndFile", "CSampleRate", "CRubberBand", "CLoadOnUse"]),
 
         // Service: the app's settings (config file < environment < flags), waiting for devices,
         // journald-friendly log lines, the --meters view, the install plan. Pure Swift.
@@ -76,12 +82,12 @@ let package = Package(
         // Link), read on the render thread; the session joined and watched on the main thread.
         .target(name: "StageLink", dependencies: ["StageCore", "CLink"], swiftSettings: renderPathSettings),
         // OSC: the remote's address space on UDP, messages through liblo.
-        .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo"]),
+        .target(name: "StageOSC", dependencies: ["StageCore", "StageRemote", "StageService", "CLiblo", "CLoadOnUse"]),
         // Sync: a band's boxes in step (one leads, the others follow its songs), signed OSC
         // messages between them (HMAC-SHA256 through OpenSSL's libcrypto).
-        .target(name: "StageSync", dependencies: ["StageCore", "StageControl", "StageService", "StageRemote", "StageOSC", "CCrypto"]),
+        .target(name: "StageSync", dependencies: ["StageCore", "StageControl", "StageService", "StageRemote", "StageOSC", "CCrypto", "CLoadOnUse"]),
         // Web: the page and its WebSocket, through libwebsockets, on a thread of its own.
-        .target(name: "StageWeb", dependencies: ["StageCore", "StageRemote", "StageService", "CWebSockets"]),
+        .target(name: "StageWeb", dependencies: ["StageCore", "StageRemote", "StageService", "CWebSockets", "CLoadOnUse"]),
 
         // App: the `stagerack` command.
         .executableTarget(

@@ -45,16 +45,18 @@ for dir in /usr/include/lilv-0 /usr/include/serd-0 /usr/include/sord-0 /usr/incl
   FLAGS+=(-idirafter "$dir")
 done
 
-# 1. The C targets' sources.
+# libwebsockets' headers include OpenSSL's, whose configuration header sits in the host's
+# multiarch folder; x86_64 and aarch64 are both LP64 little-endian, so its settings are the
+# same for both.
+host_multiarch=/usr/include/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
+
+# 1. The C targets' sources (CLoadOnUse's forwarders include the libraries' headers, OpenSSL's too).
 while IFS= read -r src; do
   target=$(echo "$src" | cut -d/ -f2)
-  check "$src compiles for aarch64" "$CC" "${FLAGS[@]}" -I "Sources/$target/include" -c "$src" -o "$out/$(basename "$src" .c).o"
+  check "$src compiles for aarch64" "$CC" "${FLAGS[@]}" -idirafter "$host_multiarch" -I "Sources/$target/include" -c "$src" -o "$out/$(basename "$src" .c).o"
 done < <(find Sources -path 'Sources/C*' -name '*.c' | sort)
 
-# 2. The module-map shim headers. libwebsockets' headers include OpenSSL's, whose
-# configuration header sits in the host's multiarch folder; x86_64 and aarch64 are both
-# LP64 little-endian, so its settings are the same for both.
-host_multiarch=/usr/include/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
+# 2. The module-map shim headers.
 while IFS= read -r hdr; do
   printf '#include "%s"\nint stage_check_unused;\n' "$PWD/$hdr" > "$out/shim-check.c"
   check "$hdr compiles for aarch64" "$CC" "${FLAGS[@]}" -idirafter "$host_multiarch" -Wno-unused-function -c "$out/shim-check.c" -o "$out/shim-check.o"

@@ -74,7 +74,8 @@ public struct LV2UnitType: UnitType {
 
     /// The plugin named by `plugin`, if it is installed. Thread: control.
     func plugin(_ settings: UnitSettings) -> LV2PluginInfo? {
-        settings.string("plugin").flatMap { world().plugin($0) }
+        guard LV2World.libraryFailure == nil else { return nil }
+        return settings.string("plugin").flatMap { world().plugin($0) }
     }
 
     public func parameters(_ settings: UnitSettings) -> [ParameterSpec] {
@@ -109,6 +110,7 @@ public struct LV2UnitType: UnitType {
             }
         }
         guard let uri = settings.string("plugin") else { return problems }
+        if let failure = LV2World.libraryFailure { return problems + [SettingProblem(key: "plugin", message: failure)] }
         guard let info = world().plugin(uri) else {
             return problems + [SettingProblem(key: "plugin", message: LV2Suggestions.missing(uri, world().plugins))]
         }
@@ -176,6 +178,7 @@ public struct LV2UnitType: UnitType {
 
     /// Instantiates the plugin (in `prepare`, once the block size is known). Thread: control.
     public func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit {
+        if let failure = LV2World.libraryFailure { throw UnitError("lv2: \(failure)") }
         guard let uri = settings.string("plugin"), let info = world().plugin(uri) else {
             throw UnitError("lv2: no plugin \(settings.string("plugin") ?? "(none)") is installed")
         }

@@ -1,4 +1,5 @@
 import CLilv
+import CLoadOnUse
 import StageCore
 
 #if canImport(Glibc)
@@ -19,7 +20,13 @@ public struct LV2PluginSummary: Sendable, Equatable {
 /// again: validating, loading and switching racks reuse it. Plugin descriptions are read
 /// from it once and cached. lilv is not thread-safe; a lock guards every call. Thread:
 /// control (never the render thread: loading reads files, and the lock may wait).
+///
+/// lilv itself is opened on first use too (CLoadOnUse), not at start-up: callers ask
+/// `libraryFailure` before the first world is made, and report it as the rack's error.
 public final class LV2World: @unchecked Sendable {
+    /// nil once lilv is open, else why not (opened on first use, once). Thread: control.
+    public static let libraryFailure: String? = libraryLoadFailure { stage_load_lilv($0, $1) }
+
     /// The process's world, loaded on first use. Thread: control.
     public static let shared = LV2World()
 
@@ -48,6 +55,7 @@ public final class LV2World: @unchecked Sendable {
     /// Loads every bundle on LV2_PATH (lilv's default: ~/.lv2, /usr/local/lib/lv2,
     /// /usr/lib/lv2 and the multiarch folder). Thread: control.
     public init() {
+        if let failure = Self.libraryFailure { fatalError("LV2World made without lilv (ask LV2World.libraryFailure first): \(failure)") }
         let world = lilv_world_new()!
         var t0 = timespec()
         var t1 = timespec()

@@ -1,4 +1,6 @@
 import CLiblo
+import CLoadOnUse
+import StageCore
 
 /// One OSC argument the remote understands.
 public enum OSCArgument: Sendable, Equatable {
@@ -21,8 +23,13 @@ public enum OSCArgument: Sendable, Equatable {
 
 /// An OSC message decoded or encoded by liblo (`lo_message_deserialise`,
 /// `lo_message_serialise`): the only place the remote touches liblo's messages.
+/// liblo is opened on first use (CLoadOnUse), not at start-up: the OSC server and sync check
+/// `libraryFailure` where they start, so a missing liblo is one clear error there.
 /// Thread: the OSC server's (any single thread per value).
 public struct OSCPacket: Sendable, Equatable {
+    /// nil once liblo is open, else why not (opened on first use, once). Thread: any.
+    public static let libraryFailure: String? = libraryLoadFailure { stage_load_liblo($0, $1) }
+
     public var path: String
     public var arguments: [OSCArgument]
 
@@ -33,6 +40,7 @@ public struct OSCPacket: Sendable, Equatable {
 
     /// Decodes one datagram; the error says why it is not an OSC message.
     public static func decode(_ bytes: UnsafeMutableRawBufferPointer) -> Result<OSCPacket, OSCDecodeError> {
+        if let failure = libraryFailure { return .failure(OSCDecodeError(failure)) }
         guard let base = bytes.baseAddress, bytes.count >= 4 else { return .failure(OSCDecodeError("not an OSC message (too short)")) }
         if bytes.count >= 8, bytes.starts(with: Array("#bundle".utf8)) {
             return .failure(OSCDecodeError("OSC bundles are not taken: send messages one by one"))
@@ -68,9 +76,9 @@ public struct OSCPacket: Sendable, Equatable {
         return .success(OSCPacket(path: address, arguments: arguments))
     }
 
-    /// The message as OSC bytes (liblo's encoding).
+    /// The message as OSC bytes (liblo's encoding); empty without liblo (`libraryFailure`).
     public func encoded() -> [UInt8] {
-        guard let m = lo_message_new() else { return [] }
+        guard Self.libraryFailure == nil, let m = lo_message_new() else { return [] }
         defer { lo_message_free(m) }
         for a in arguments {
             switch a {

@@ -84,6 +84,7 @@ public final class OSCServer: @unchecked Sendable {
         address: ListenAddress, allow: NetworkList?, hub: RemoteHub, subscribers: Int = OSCServer.maxSubscribers,
         log: @escaping @Sendable (LogLevel, String) -> Void
     ) throws(RemoteError) {
+        if let failure = OSCPacket.libraryFailure { throw RemoteError(failure) }
         subscriberLimit = max(1, subscribers)
         self.address = address
         self.allow = allow

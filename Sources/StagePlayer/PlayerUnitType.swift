@@ -144,6 +144,7 @@ public struct PlayerUnitType: UnitType {
 
     /// Opens the file and reads the preloads (control thread), then starts the disk thread.
     public func make(_ settings: UnitSettings, _ context: UnitBuildContext) throws -> any RackUnit {
+        if let failure = TrackTransposer.libraryFailure { throw UnitError("player: \(failure)") }
         let s = PlayerSettings(settings)
         let reader: TrackReader
         do {

@@ -1,4 +1,6 @@
+import CLoadOnUse
 import CRubberBand
+import StageCore
 
 #if canImport(Glibc)
 import Glibc
@@ -69,6 +71,9 @@ final class TrackTransposer {
         self.reader = reader
         self.historyFrames = historyFrames
         self.sampleRate = sampleRate
+        // Opens librubberband if the unit's `make` has not (a stream made alone, in tests):
+        // without it, rubberband_new stops the program naming itself.
+        _ = Self.libraryFailure
         shifter = Self.makeShifter(sampleRate: sampleRate, semitones: 0, blockFrames: blockFrames)
         history = .allocate(capacity: historyFrames * 2)
         history.initialize(repeating: 0, count: historyFrames * 2)
@@ -94,6 +99,10 @@ final class TrackTransposer {
 
     /// A shifter: R3 with its short window, real time, channels together, on the calling
     /// thread only.
+    /// nil once librubberband is open, else why not (opened on first use, once, by the
+    /// player unit's `make` on the control thread: CLoadOnUse). Thread: control.
+    static let libraryFailure: String? = libraryLoadFailure { stage_load_rubberband($0, $1) }
+
     private static func makeShifter(sampleRate: Double, semitones: Int, blockFrames: Int) -> OpaquePointer {
         let engine: Int32 = Int32(RubberBandOptionEngineFiner.rawValue)
         let options: Int32 =

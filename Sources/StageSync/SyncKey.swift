@@ -1,4 +1,6 @@
 import CCrypto
+import CLoadOnUse
+import StageCore
 
 /// Why sync cannot start or a message cannot be signed. Thread: any (a value).
 public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -10,8 +12,11 @@ public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
 /// The band's shared secret (`syncKey` in every box's config) and the HMAC-SHA256 of a
 /// message under it, through OpenSSL's libcrypto (`HMAC`, `CRYPTO_memcmp`): nothing on the
 /// sync port is trusted without it. Thread: any (a value; libcrypto's one-shot HMAC keeps
-/// no shared state).
+/// no shared state). libcrypto is opened by the first key made (CLoadOnUse), not at start-up.
 public struct SyncKey: Sendable {
+    /// nil once libcrypto is open, else why not (opened on first use, once).
+    static let libraryFailure: String? = libraryLoadFailure { stage_load_crypto($0, $1) }
+
     /// The shortest key taken: 16 characters (a passphrase a band can type into each box).
     public static let minimumLength = 16
     /// The signature's length in bytes (SHA-256).
@@ -26,6 +31,7 @@ public struct SyncKey: Sendable {
         guard text.utf8.count >= Self.minimumLength else {
             throw SyncError("syncKey is too short (\(text.utf8.count) characters): at least \(Self.minimumLength), the same in every box's config")
         }
+        if let failure = Self.libraryFailure { throw SyncError(failure) }
         bytes = Array(text.utf8)
     }
 
@@ -85,7 +91,7 @@ public struct SyncKey: Sendable {
     /// A random session id for a leader's run (RAND_bytes), as 16 hex digits.
     public static func randomSessionID() -> String {
         var b = [UInt8](repeating: 0, count: 8)
-        if RAND_bytes(&b, Int32(b.count)) != 1 {
+        if Self.libraryFailure != nil || RAND_bytes(&b, Int32(b.count)) != 1 {
             var g = SystemRandomNumberGenerator()
             for i in b.indices { b[i] = UInt8.random(in: 0...255, using: &g) }
         }

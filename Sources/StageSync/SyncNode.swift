@@ -1,5 +1,6 @@
 import StageControl
 import StageCore
+import StageOSC
 import StageRemote
 import StageService
 import Synchronization
@@ -85,6 +86,7 @@ public final class SyncNode: @unchecked Sendable {
         self.options = options
         self.switcher = switcher
         self.log = log
+        if let failure = OSCPacket.libraryFailure { throw SyncError(failure) }
         socket = try SyncSocket(port: options.port)
         if case .leader = options.role { leads = true } else { leads = false }
         if case .leader(let followers) = options.role { leader = SyncLeaderState(followers: followers, now: Self.now()) }

@@ -1,3 +1,4 @@
+import CLoadOnUse
 import CWebSockets
 import Dispatch
 import Foundation
@@ -140,6 +141,8 @@ public final class WebServer: @unchecked Sendable {
         security = WebSecurity(pin: options.pin, maxTokens: options.maxSessions)
         files = Self.staticFiles(in: options.staticFolder)
         guard files["index.html"] != nil else { throw RemoteError("web: no index.html in \(options.staticFolder)") }
+        // libwebsockets (and OpenSSL) are opened here, not at start-up (CLoadOnUse).
+        if let failure = libraryLoadFailure({ stage_load_websockets($0, $1) }) { throw RemoteError(failure) }
         lwsLog.withLock { $0 = log }
         lws_set_log_level(LLL_ERR | LLL_WARN, emitLWSLine)
         let a = options.address

@@ -5,6 +5,7 @@ import StageLV2
 /// plugin's parameters as a built-in unit's are shown. Thread: main.
 enum LV2Listing {
     static func installed() -> [String] {
+        if let failure = LV2World.libraryFailure { return ["lv2: \(failure)"] }
         let world = LV2World.shared
         let plugins = world.plugins
         var lines = [
@@ -17,6 +18,7 @@ enum LV2Listing {
     }
 
     static func plugin(_ uri: String) throws -> [String] {
+        if let failure = LV2World.libraryFailure { throw UsageError(message: "lv2: \(failure)") }
         let world = LV2World.shared
         guard let info = world.plugin(uri) else {
             throw UsageError(message: LV2UnitType.missingMessage(uri, world))

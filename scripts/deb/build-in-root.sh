@@ -99,6 +99,16 @@ printf 'Source: stagerack\n\nPackage: stagerack\nArchitecture: any\n' > "$work/s
 # on Linux), read from dpkg's database of the build root.
 depends=$(cd "$work/src" && ${DEB_SHLIBDEPS:-dpkg-shlibdeps} --ignore-missing-info -O "$pkg/usr/bin/stagerack" 2>"$work/shlibdeps.log" | sed -n 's/^shlibs:Depends=//p')
 [[ -n $depends ]] || { cat "$work/shlibdeps.log" >&2; echo "make deb: dpkg-shlibdeps gave no Depends" >&2; exit 1; }
+# The libraries StageRack opens with dlopen when a feature starts (Sources/CLoadOnUse: the web
+# remote, OSC, sync, LV2, the feedback unit, transposed tracks): dpkg-shlibdeps sees only the
+# linked ones. Depends, not Recommends: the remote, sync and LV2 are core features on a Pi,
+# and without the library the feature is refused. Each is the package that holds the soname
+# in the build root (libwebsockets19t64 on Debian 13, libwebsockets17 on 12, ...).
+for soname in 'libwebsockets.so.[0-9]*' libcrypto.so.3 liblo.so.7 liblilv-0.so.0 libfftw3f.so.3 'librubberband.so.[0-9]*'; do
+  owner=$(dpkg-query "${admindir[@]}" -S "*/$soname" 2>/dev/null | sed -n 's/^\([^:]*\):.*/\1/p' | grep -v -- '-dev$' | head -n1 || true)
+  [[ -n $owner ]] || { echo "make deb: no installed package holds $soname (scripts/install-deps.sh)" >&2; exit 1; }
+  [[ ", $depends," == *", $owner "* || ", $depends," == *", $owner,"* ]] || depends="$depends, $owner"
+done
 # (grep without -q: an early exit would kill readelf with SIGPIPE and fail the pipe under pipefail)
 if readelf -d "$pkg/usr/bin/stagerack" | grep 'NEEDED.*libswiftCore.so' >/dev/null; then
   depends="$depends, libswiftlang (= $(dpkg-query "${admindir[@]}" -W -f='${Version}' libswiftlang))"

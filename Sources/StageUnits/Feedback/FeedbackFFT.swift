@@ -1,4 +1,6 @@
 import CFFTW
+import CLoadOnUse
+import StageCore
 import Synchronization
 
 /// FFTW's planner is not thread-safe: every plan made or destroyed in the process (by any
@@ -16,8 +18,14 @@ private let fftwPlanner = Mutex<Void>(())
 /// `previousSpectrum` with no copy. Plan creation and destruction are not thread-safe and stay
 /// off the render thread: `init` and `deallocate` serialise them on one process-wide lock, so
 /// units prepared on different threads cannot race in FFTW's planner.
+/// FFTW is opened on first use (CLoadOnUse), not at start-up: the unit's `prepare` asks
+/// `libraryFailure` first, so `transform` runs through a pointer resolved before the unit
+/// reached the render thread.
 /// Thread: made and freed on the control thread; `transform` on the render thread.
 struct FeedbackFFT {
+    /// nil once FFTW is open, else why not (opened on first use, once). Thread: control.
+    static let libraryFailure: String? = libraryLoadFailure { stage_load_fftw($0, $1) }
+
     let size: Int
     /// The `size` real samples to transform, written by the caller.
     let input: UnsafeMutablePointer<Float>
@@ -28,6 +36,7 @@ struct FeedbackFFT {
     /// `size`: 4 or more (FFTW takes any size; a power of two is fastest).
     init(size: Int) {
         precondition(size >= 4, "FFT size must be 4 or more")
+        _ = Self.libraryFailure  // opens FFTW if `prepare` has not (a detector made alone, in tests)
         self.size = size
         let bins = size / 2 + 1
         input = fftwf_alloc_real(size)!

@@ -61,6 +61,7 @@ public final class FeedbackUnit: RackUnit, UnitReadout, UnitSavedState {
     public func prepare(_ spec: PrepareSpec) throws {
         free()
         guard spec.sampleRate >= 16000 else { throw UnitError("feedback: sample rate \(spec.sampleRate) is too low (16 kHz at least)") }
+        if let failure = FeedbackFFT.libraryFailure { throw UnitError("feedback: \(failure)") }
         sampleRate = spec.sampleRate
         let d = FeedbackDetector(sampleRate: sampleRate)
         detector = d
