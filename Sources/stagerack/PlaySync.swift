@@ -67,28 +67,19 @@ struct SwitchBeatWatch {
     var seenTransposes = 0
 
     mutating func update(_ player: RackPlayer, link: LinkSession, song: Int) {
-        let s = player.switchOnBeat
-        if s.count != seen, let line = Self.line(beat: s.beat, link) {
-            seen = s.count
-            Log.info("Link: song \(song + 1) began \(line)")
-        }
+        Self.say(player.switchOnBeat, &seen, link) { _, line in "Link: song \(song + 1) began \(line)" }
         // A section jump (the song's clock, from a button, the page, OSC or a sync leader).
-        let j = player.sectionJumpOnBeat
-        if j.count != seenJumps, let line = Self.line(beat: j.beat, link) {
-            seenJumps = j.count
-            Log.info("Link: section jump \(j.count) began \(line)")
-        }
-        // A snapshot recall held for a bar line (a sync leader's own, or its follower's).
-        let r = player.snapshotOnBeat
-        if r.count != seenRecalls, let line = Self.line(beat: r.beat, link) {
-            seenRecalls = r.count
-            Log.info("Link: snapshot recall \(r.count) made \(line)")
-        }
-        let t = player.transposeOnBeat
-        if t.count != seenTransposes, let line = Self.line(beat: t.beat, link) {
-            seenTransposes = t.count
-            Log.info("Link: transpose \(t.count) made \(line)")
-        }
+        Self.say(player.sectionJumpOnBeat, &seenJumps, link) { n, line in "Link: section jump \(n) began \(line)" }
+        // A snapshot recall and a transpose held for a bar line (a sync leader's own, or its follower's).
+        Self.say(player.snapshotOnBeat, &seenRecalls, link) { n, line in "Link: snapshot recall \(n) made \(line)" }
+        Self.say(player.transposeOnBeat, &seenTransposes, link) { n, line in "Link: transpose \(n) made \(line)" }
+    }
+
+    /// Logs `text(count, line)` once for each new `event` (a beat and a running count).
+    static func say(_ event: (beat: Double, count: Int), _ seen: inout Int, _ link: LinkSession, _ text: (Int, String) -> String) {
+        guard event.count != seen, let line = line(beat: event.beat, link) else { return }
+        seen = event.count
+        Log.info(text(event.count, line))
     }
 
     /// "at beat 4.001 (120 BPM) at 23367155059 us": `beat` on Link's clock.
