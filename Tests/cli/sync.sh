@@ -139,29 +139,37 @@ jack_box() {
     --jack-outputs none --jack-inputs none --no-config --link "$@"
 }
 
+# Stops background jobs on a failed step: those started through a function (a subshell)
+# by their children (`play`), then each job itself (jackd).
+stop() {
+  local p
+  for p in "$@"; do pkill -TERM -P "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; done
+}
+
 band() {
   command -v jackd >/dev/null || { echo "jackd missing (scripts/install-deps.sh --test)"; return 1; }
   # a fixed server name: jackd reclaims a killed run's registry entry only under its own name
   JACK_NO_AUDIO_RESERVATION=1 jackd -n stagerack-sync -d dummy -r 48000 -p 64 >"$WORK/jackd.log" 2>&1 &
   local server=$!
   JACK_DEFAULT_SERVER=stagerack-sync jack_wait -w -t 10 >/dev/null 2>&1 || { kill $server; wait $server; return 1; }
-  # 34 s: the steps below take 21-28 s (three of them wait for a bar line); a leader that stopped first would leave the last catch-up unanswered
-  leader --duration 34 2>"$WORK/a.log" &
+  # The leader and box B play until the test stops them (SIGTERM, below): the steps take
+  # 21-28 s on an idle machine (three wait for a bar line), longer on a loaded one.
+  leader --duration 300 2>"$WORK/a.log" &
   local a=$!
-  box --sync follower --sync-port 9731 --duration 34 2>"$WORK/b.log" &
+  box --sync follower --sync-port 9731 --duration 300 2>"$WORK/b.log" &
   local b=$!
   jack_box --sync follower --sync-port 9732 --duration 7 2>"$WORK/c.log" &
   local c=$!
   wait_for_line "$WORK/a.log" '^info: sync: follower 127.0.0.1:9731 answers' 10 && wait_for_line "$WORK/a.log" '^info: sync: follower 127.0.0.1:9732 answers' 10 \
     && wait_for_line "$WORK/a.log" '^info: Link: 2 peers' 10 && wait_for_line "$WORK/b.log" '^info: Link: 2 peers' 10 \
-    && wait_for_line "$WORK/c.log" '^info: Link: 2 peers' 10 || { kill $a $b $c $server; wait; return 1; }
+    && wait_for_line "$WORK/c.log" '^info: Link: 2 peers' 10 || { stop $a $b $c $server; wait; return 1; }
   # Song 2, asked of the leader: all three begin it at the same bar line.
   send_song 9741 2
-  for f in a b c; do wait_for_line "$WORK/$f.log" '^info: Link: song 2 began' 6 || { kill $a $b $c $server; wait; return 1; }; done
+  for f in a b c; do wait_for_line "$WORK/$f.log" '^info: Link: song 2 began' 6 || { stop $a $b $c $server; wait; return 1; }; done
   grep -h 'sync: leading song 2\|Link: song 2 began' "$WORK/a.log" "$WORK/b.log" "$WORK/c.log" | sed 's/^/  /' | tee -a "$WORK/figures"
   local ta tb tc
   ta=$(switch_time "$WORK/a.log" 2) tb=$(switch_time "$WORK/b.log" 2) tc=$(switch_time "$WORK/c.log" 2)
-  python3 - "$ta" "$tb" "$tc" <<'PY' | tee -a "$WORK/figures" || { kill $a $b $c $server; wait; return 1; }
+  python3 - "$ta" "$tb" "$tc" <<'PY' | tee -a "$WORK/figures" || { stop $a $b $c $server; wait; return 1; }
 import sys
 a, b, c = (int(x) for x in sys.argv[1:])
 db, dc = (b - a) / 1000, (c - a) / 1000
@@ -172,10 +180,10 @@ PY
   # to song 3 from the leader's state.
   wait $c
   kill $server; wait $server 2>/dev/null
-  grep -q 'info: stopped after 7 s' "$WORK/c.log" || { echo "box C did not stop cleanly"; kill $a $b; wait; return 1; }
+  grep -q 'info: stopped after 7 s' "$WORK/c.log" || { echo "box C did not stop cleanly"; stop $a $b; wait; return 1; }
   send_song 9741 3
-  wait_for_line "$WORK/b.log" '^info: Link: song 3 began' 6 || { kill $a $b; wait; return 1; }
-  wait_for_line "$WORK/a.log" '^warning: sync: follower 127.0.0.1:9732 has not answered for 3 s' 6 || { kill $a $b; wait; return 1; }
+  wait_for_line "$WORK/b.log" '^info: Link: song 3 began' 6 || { stop $a $b; wait; return 1; }
+  wait_for_line "$WORK/a.log" '^warning: sync: follower 127.0.0.1:9732 has not answered for 3 s' 6 || { stop $a $b; wait; return 1; }
   # A snapshot recalled on the leader 0.2 s after a bar line waits for the next one there,
   # and box B recalls it on the same bar line (C, stopped, catches up below).
   local t3
@@ -185,8 +193,8 @@ PY
   wait_for_line "$WORK/a.log" '^info: sync: leading snapshot "solo" at song beat' 3 \
     && wait_for_line "$WORK/b.log" '^info: sync: the leader recalls snapshot "solo" at song beat' 3 && wait_for_line "$WORK/b.log" '^info: snapshot "solo"' 3 \
     && wait_for_line "$WORK/a.log" '^info: Link: snapshot recall 1 made' 4 && wait_for_line "$WORK/b.log" '^info: Link: snapshot recall 1 made' 4 \
-    || { grep -h 'snapshot' "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
-  same_moment "snapshot recall 1 made" "the snapshot recall" || { kill $a $b; wait; return 1; }
+    || { grep -h 'snapshot' "$WORK/a.log" "$WORK/b.log"; stop $a $b; wait; return 1; }
+  same_moment "snapshot recall 1 made" "the snapshot recall" || { stop $a $b; wait; return 1; }
   # The leader's song a whole step up (two presses, OSC, 0.2 s after a bar line; the song
   # transposes "now"): held for the next bar line there and told with it; box B takes +2 on
   # the same bar line.
@@ -197,32 +205,32 @@ PY
     && wait_for_line "$WORK/b.log" '^info: sync: the leader transposes to \+2 at song beat' 3 \
     && wait_for_line "$WORK/b.log" '^info: transpose \+2 on the bar line at song beat' 3 \
     && wait_for_line "$WORK/a.log" '^info: Link: transpose 1 made' 4 && wait_for_line "$WORK/b.log" '^info: Link: transpose 1 made' 4 \
-    || { grep -h transpose "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
-  same_moment "transpose 1 made" "the transpose" || { kill $a $b; wait; return 1; }
+    || { grep -h transpose "$WORK/a.log" "$WORK/b.log"; stop $a $b; wait; return 1; }
+  same_moment "transpose 1 made" "the transpose" || { stop $a $b; wait; return 1; }
   # A section jump asked of the leader 0.2 s after a bar line (so the follower hears of it
   # within the bar): both boxes jump on the next bar line.
   wait_past_bar_line "$t3"
   send_osc 9741 /stagerack/section/next
   wait_for_line "$WORK/a.log" '^info: sync: leading a section jump \(next\)' 3 && wait_for_line "$WORK/b.log" '^info: sync: the leader jumps to the next section' 3 \
     && wait_for_line "$WORK/a.log" '^info: Link: section jump 1 began' 4 && wait_for_line "$WORK/b.log" '^info: Link: section jump 1 began' 4 \
-    || { grep -h 'section' "$WORK/a.log" "$WORK/b.log"; kill $a $b; wait; return 1; }
-  same_moment "section jump 1 began" "the section jump" || { kill $a $b; wait; return 1; }
+    || { grep -h 'section' "$WORK/a.log" "$WORK/b.log"; stop $a $b; wait; return 1; }
+  same_moment "section jump 1 began" "the section jump" || { stop $a $b; wait; return 1; }
   local t0=$(date +%s%N)
   box --sync follower --sync-port 9732 --duration 5 2>"$WORK/c2.log" &
   c=$!
   wait_for_line "$WORK/c2.log" '^info: sync: catching up with the leader: song 3' 6 && wait_for_line "$WORK/c2.log" 'switched to Three \(3/3\)' 3 \
-    || { kill $a $b $c; wait; return 1; }
+    || { stop $a $b $c; wait; return 1; }
   echo "  box C restarted was back on song 3 after $(( ($(date +%s%N) - t0) / 1000000 )) ms (from its start)" | tee -a "$WORK/figures"
   wait_for_line "$WORK/c2.log" '^info: sync: catching up with the leader: snapshot "solo"' 3 && wait_for_line "$WORK/c2.log" '^info: snapshot "solo"' 3 \
-    || { kill $a $b $c; wait; return 1; }
+    || { stop $a $b $c; wait; return 1; }
   echo "  ... and on its snapshot after $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$WORK/figures"
   wait_for_line "$WORK/c2.log" '^info: sync: catching up with the leader: transpose \+2' 3 && wait_for_line "$WORK/c2.log" '^info: transpose \+2$' 3 \
-    || { grep transpose "$WORK/c2.log"; kill $a $b $c; wait; return 1; }
+    || { grep transpose "$WORK/c2.log"; stop $a $b $c; wait; return 1; }
   echo "  ... and on its transpose (+2) after $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$WORK/figures"
-  wait_for_line "$WORK/a.log" '^info: sync: follower 127.0.0.1:9732 answers again' 3 || { kill $a $b $c; wait; return 1; }
+  wait_for_line "$WORK/a.log" '^info: sync: follower 127.0.0.1:9732 answers again' 3 || { stop $a $b $c; wait; return 1; }
   # Bad input on box B's sync port: each refused and logged, a flood in one line; B plays on.
   for what in unsigned wrongkey garbage flood replay; do sync_send 9731 $what; done
-  wait_for_line "$WORK/b.log" 'sync: refused a replayed message \(seq 7, last taken 7\)' 3 || { kill $a $b $c; wait; return 1; }
+  wait_for_line "$WORK/b.log" 'sync: refused a replayed message \(seq 7, last taken 7\)' 3 || { stop $a $b $c; wait; return 1; }
   # The replayed message was taken once (a run B had not heard: it says song 2); the leader's
   # next state puts B back on song 3.
   local replayed_at
@@ -231,10 +239,12 @@ PY
   local after_replay
   wait_for_line "$WORK/b.log" '^info: sync: catching up with the leader: song 3' 3 \
     && after_replay=$(tail -n +"$replayed_at" "$WORK/b.log") \
-    && [[ $after_replay == *'catching up with the leader: song 3'* ]] || { kill $a $b $c; wait; return 1; }
+    && [[ $after_replay == *'catching up with the leader: song 3'* ]] || { stop $a $b $c; wait; return 1; }
+  wait $c; local rc=$?
+  kill -0 $a && kill -0 $b || { echo "the leader or box B stopped before the test's end"; stop $a $b; wait; return 1; }
+  pkill -TERM -P $a; pkill -TERM -P $b  # play exits 0 on SIGTERM
   wait $a; local ra=$?
   wait $b; local rb=$?
-  wait $c; local rc=$?
   ((ra == 0 && rb == 0 && rc == 0)) || { echo "exits $ra $rb $rc"; return 1; }
   grep -q '^warning: sync: refused unsigned message' "$WORK/b.log" \
     && grep -q '^warning: sync: refused wrong signature' "$WORK/b.log" \
@@ -242,7 +252,7 @@ PY
   local garbage
   garbage=$(grep -c 'refused not a sync message' "$WORK/b.log")
   echo "  box B: 2001 garbage datagrams cost $garbage log line(s); $(grep -c 'sync: refused' "$WORK/b.log") refusal lines in all" | tee -a "$WORK/figures"
-  ((garbage <= 2)) && grep -q 'info: stopped after 34 s' "$WORK/b.log" || return 1
+  ((garbage <= 2)) && grep -q 'info: stopped after' "$WORK/b.log" || return 1
 }
 check "a leader and two followers: song changes on one bar line (within 2 ms), a restarted follower catches up, bad input refused" band
 
