@@ -103,6 +103,9 @@ public final class HeldSnapshots: @unchecked Sendable {
         return m
     }
 
+    /// Whether a recall waits for its bar line. Thread: render.
+    var isArmed: Bool { armedIndex >= 0 }
+
     /// Nothing held. Thread: render, or control while the engine is idle.
     func reset() {
         armedIndex = -1

@@ -65,7 +65,7 @@ extension RackPlayer {
     /// Thread: render.
     @inline(__always)
     func noteClockBeats(frames n: Int) {
-        guard let clock = current.songClock else { return }
+        guard current.songClockMadeSomething, let clock = current.songClock else { return }
         if clock.jumpedAt >= 0 {
             jumpBeatBits.store(sessionBeat(atFrame: clock.jumpedAt, frames: n).bitPattern, ordering: .relaxed)
             jumpsOnBeat.add(1, ordering: .releasing)

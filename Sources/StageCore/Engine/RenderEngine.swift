@@ -37,6 +37,11 @@ public final class RenderEngine: @unchecked Sendable {
     /// The setlist song's sections on the bar clock (nil: the rack has none). Made with the
     /// engine; `render` moves it. Thread: render.
     public let songClock: SongClock?
+    /// The song clock made a jump, held recall or transpose in the last block
+    /// (`SongClock.madeSomething`). Thread: render.
+    var songClockMadeSomething = false
+    /// `songClock` for the render path, with no reference counting (`songClock` keeps it).
+    private let songClockRef: Unmanaged<SongClock>?
     /// Talk's one state and its targets (`TalkSwitch`). Thread: render (`talkIsOn`: any).
     let talk: TalkSwitch
     /// Whether Talk is on. Thread: any.
@@ -103,6 +108,7 @@ public final class RenderEngine: @unchecked Sendable {
         safetyCounters.initialize(to: SafetyCounters())
         let clock = SongClock(plan: plan)
         songClock = clock
+        songClockRef = clock.map { Unmanaged.passUnretained($0) }
         // Room for a section's actions and the MIDI-file backing beside a full block of
         // injected events, and for two Talk changes.
         talk = TalkSwitch(targets: Talk.targets(in: plan))
@@ -147,6 +153,19 @@ public final class RenderEngine: @unchecked Sendable {
         hostPointers.deallocate()
     }
 
+    /// Moves the song clock over the block: its events joined to the block's (sorted), its
+    /// beats and cues for the units; returns the new event count. Thread: render.
+    @inline(__always)
+    private func advance(_ songClock: SongClock, blockStart: Int64, frames: Int, count: Int) -> Int {
+        let n = songClock.advance(
+            blockStart: blockStart, frames: frames, tempo: tempo, events: blockEvents, count: count, capacity: blockEventCapacity)
+        if n > count { sortEvents(n) }
+        songBeats = UnsafeBufferPointer(start: songClock.beats, count: songClock.beatCount)
+        songCues = UnsafeBufferPointer(start: songClock.cues, count: songClock.cueCount)
+        songClockMadeSomething = songClock.madeSomething
+        return n
+    }
+
     /// Renders `frameCount` ≤ `plan.maxFrames` frames: reads `plan.hostInput`, writes
     /// `plan.hostOutput`. Never allocates, locks or logs. Thread: render.
     public func render(frameCount: Int) {
@@ -162,14 +181,8 @@ public final class RenderEngine: @unchecked Sendable {
                 tempoChanged()
             }
         }
-        if let songClock {
-            let before = count
-            count = songClock.advance(
-                blockStart: blockStart, frames: frameCount, tempo: tempo, events: blockEvents, count: count,
-                capacity: blockEventCapacity)
-            if count > before { sortEvents(count) }
-            songBeats = UnsafeBufferPointer(start: songClock.beats, count: songClock.beatCount)
-            songCues = UnsafeBufferPointer(start: songClock.cues, count: songClock.cueCount)
+        if let songClockRef {
+            count = songClockRef._withUnsafeGuaranteedRef { advance($0, blockStart: blockStart, frames: frameCount, count: count) }
         }
         let beforeTalk = count
         count = talk.apply(events: blockEvents, count: count, capacity: blockEventCapacity) { u, p in
@@ -381,6 +394,7 @@ public final class RenderEngine: @unchecked Sendable {
         tempoChanged()
         beatPosition = 0
         songClock?.reset()
+        songClockMadeSomething = false
         safetyCounters.pointee = SafetyCounters()
     }
 }

@@ -120,6 +120,15 @@ public final class SongClock: @unchecked Sendable {
     /// thread reads.
     let armedBits = Atomic<Int>(0)
     var armCount = 0
+    /// No sections, count-in, click or MIDI-file backing: the clock only keeps the line for a
+    /// live transpose or a held snapshot recall (a song under sync), and lists no beats.
+    let isBare: Bool
+    /// Nothing is asked, armed or made on a bare clock: a block with no events only follows
+    /// the tempo. Render thread.
+    var settled = true
+    /// A section jump, held recall or transpose was made in the last block (see `jumpedAt`,
+    /// `HeldSnapshots.recalledAt`, `SongTranspose.appliedAt`). Render thread.
+    public private(set) var madeSomething = false
 
     /// Builds the clock for `plan`'s song (nil when it has no sections): each action
     /// resolved against the plan (an action whose unit is not in it, one nobody hears, is
@@ -137,9 +146,11 @@ public final class SongClock: @unchecked Sendable {
         firstBeat = -Double(timeline.countInBars * timeline.beatsPerBar)
         anchorBeat = firstBeat
         nextBeat = firstBeat
-        // At most 400 BPM: a beat every 0.15 s; one more for a jump inside the block.
-        beatCapacity = Int(Double(plan.maxFrames) * 400 / (60 * plan.sampleRate)) + 3
-        beats = .allocate(capacity: beatCapacity)
+        isBare = timeline.sections.isEmpty && timeline.countInBars == 0 && !plan.unitTypes.contains("click") && backing == nil
+        // At most 400 BPM: a beat every 0.15 s; one more for a jump inside the block. None
+        // on a bare clock: only the click hears the beats.
+        beatCapacity = isBare ? 0 : Int(Double(plan.maxFrames) * 400 / (60 * plan.sampleRate)) + 3
+        beats = .allocate(capacity: max(beatCapacity, 1))
         // A cue a beat at most, the sections placed by time, and a jump's.
         cueCapacity = beatCapacity + timeline.sections.count + 2
         cues = .allocate(capacity: cueCapacity)
@@ -217,13 +228,24 @@ public final class SongClock: @unchecked Sendable {
     /// the jumps among `events[0..<count]`, and appends the actions of every section that
     /// starts in the block (at its frame) while they fit below `capacity`; returns the new
     /// count. The block is played in frame order, up to each jump's frame and then from it
-    /// (so a cue listed before a jump counts for it as at any block size). Allocates nothing.
-    /// Thread: render.
+    /// (so a cue listed before a jump counts for it as at any block size). A bare clock
+    /// with nothing asked only follows the tempo. Allocates nothing. Thread: render.
     public func advance(
         blockStart: Int64, frames: Int, tempo newTempo: Double, events: UnsafeMutablePointer<EngineEvent>, count: Int,
         capacity: Int
     ) -> Int {
         follow(tempo: newTempo, at: blockStart)
+        if isBare && settled && count == 0 { return count }
+        let n = advanceAll(blockStart: blockStart, frames: frames, events: events, count: count, capacity: capacity)
+        madeSomething = jumpedAt >= 0 || (heldSnapshots?.recalledAt ?? -1) >= 0 || (transposer?.appliedAt ?? -1) >= 0
+        settled = !madeSomething && (heldSnapshots?.isArmed != true) && (transposer?.isWaiting != true)
+        return n
+    }
+
+    /// `advance` past the tempo: every step of the block. Thread: render.
+    private func advanceAll(
+        blockStart: Int64, frames: Int, events: UnsafeMutablePointer<EngineEvent>, count: Int, capacity: Int
+    ) -> Int {
         let blockEnd = blockStart + Int64(frames)
         beatCount = 0
         cueCount = 0
@@ -430,6 +452,8 @@ public final class SongClock: @unchecked Sendable {
         cueOnLanding = false
         lastTrackPosition = -1
         trackMoving = false
+        settled = true
+        madeSomething = false
         backing?.reset()
         transposer?.reset()
         heldSnapshots?.reset()

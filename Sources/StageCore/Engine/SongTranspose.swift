@@ -160,6 +160,9 @@ public final class SongTranspose: @unchecked Sendable {
         return n
     }
 
+    /// Whether a transpose was asked and not yet applied. Thread: render.
+    var isWaiting: Bool { asked != applied }
+
     /// Back to the song's own transpose. Thread: render, or control while the engine is idle.
     public func reset() {
         applied = 0
