@@ -1,0 +1,107 @@
+import Foundation
+import StageCore
+import StageControl
+import StageDrivers
+import StagePlayer
+import StageSynth
+import StageTestSupport
+import StageUnits
+import XCTest
+
+/// The example setlist's song with sections ("Karaoke in sections", racks/ktv.json) has its
+/// count-in, click and spoken cues in the singer's ears (the rack's output "ears", channels
+/// 3-4) and none of them on the PA (channels 1-2): measured in offline renders of the song
+/// as the program compiles it (the click speaking the shipped cues, racks/cues/).
+final class ExampleSongClickTests: XCTestCase {
+    /// The program's unit types (Sources/stagerack/Registry.swift, less LV2): the click
+    /// decodes its cues with the player's reader.
+    static let registry = UnitRegistry(
+        StandardUnits.types.filter { $0.name != "click" } + SynthUnits.types + PlayerUnits.types
+            + [ClickUnitType(decodeCue: { try CueDecoding.decode(path: $0, sampleRate: $1) })])
+    static let rate = 48000.0
+    /// 120 BPM: 24,000 frames a beat; a bar of count-in, so bar 1 beat 1 is frame 96,000.
+    static let framesPerBeat = 24000
+    static let barOne = 4 * framesPerBeat
+
+    /// The frame of song beat `beat` (0: bar 1 beat 1; −4…−1 the count-in).
+    static func frame(beat: Int) -> Int { barOne + beat * framesPerBeat }
+
+    struct Render {
+        var pa: [Float] = []
+        var ears: [Float] = []
+        var earsRight: [Float] = []
+    }
+
+    func render(block: Int, bars: Int) throws -> Render {
+        let path = Fixtures.repository.appendingPathComponent("racks/setlists/example-gig.json").path
+        let setlist = try RackFiles.readSetlist(path)
+        let index = try XCTUnwrap(setlist.entries.firstIndex { $0.name == "Karaoke in sections" }, "the example song with sections")
+        let rack = try RackFiles.readSong(setlist, index, registry: Self.registry)
+        XCTAssertEqual(rack.songTempo ?? 0, 120, accuracy: 1e-9, "the song's tempo: the demo track's")
+        let plan = try GraphCompiler(registry: Self.registry).compile(
+            rack, options: GraphCompiler.Options(sampleRate: Self.rate, maxFrames: block, realTime: false))
+        XCTAssertEqual(plan.outputChannelCount, 4, "the PA on channels 1-2, the ears on 3-4")
+        var out = Render()
+        let frames = Self.frame(beat: 4 * bars)
+        OfflineRenderer(plan: plan).render(input: nil, midi: StandardMIDIFile(messages: [], duration: 0), frames: frames, blockSize: block) {
+            bus, n in
+            out.pa += UnsafeBufferPointer(start: bus[0], count: n)
+            out.ears += UnsafeBufferPointer(start: bus[2], count: n)
+            out.earsRight += UnsafeBufferPointer(start: bus[3], count: n)
+        }
+        return out
+    }
+
+    func testTheClickCountsInAndClicksOnInTheEarsOnTheBeatFrames() throws {
+        for block in [97, 512] {
+            let r = try render(block: block, bars: 8)
+            // What the ears have more than the PA (the ears' mixer takes the PA's mix at 0 dB):
+            // the click and the cues alone.
+            let extra: [Float] = zip(r.ears, r.pa).map { $0 - $1 }
+            let downbeat = abs(extra[0])
+            XCTAssertEqual(Double(Measure.decibels(downbeat)), -12, accuracy: 3.5, "block \(block): the count-in's downbeat at the click's level")
+            for beat in -4..<32 {
+                let f = Self.frame(beat: beat)
+                let isDownbeat = (beat + 4) % 4 == 0
+                let want: Float = isDownbeat ? downbeat : downbeat / 2
+                // A cue starts with the downbeats of bars 0, 2, 4 and 6: its first sample adds
+                // to the click's (the chorus cue's is −14 % of its peak).
+                let cueToo = isDownbeat && ((beat + 4) / 4) % 2 == 0
+                let accuracy: Float = cueToo ? 0.2 : 0.05
+                let before = Measure.peak(extra[max(f - 50, 0)..<f])
+                XCTAssertEqual(abs(extra[f]) / want, 1, accuracy: accuracy, "block \(block), beat \(beat): its click starts on its frame")
+                XCTAssertLessThan(before, 1e-4, "block \(block), beat \(beat): nothing before it")
+                XCTAssertEqual(abs(r.earsRight[f] - r.pa[f]) / want, 1, accuracy: accuracy, "block \(block), beat \(beat): in both ears")
+            }
+            // The PA never has them: silent in the count-in (no voice, the track waits for bar 1)
+            // and after the track (8 s: bars 1-4) while the ears click on.
+            XCTAssertEqual(Measure.peak(r.pa[..<Self.barOne]), 0, "block \(block): the PA is silent in the count-in")
+            XCTAssertGreaterThan(Measure.peak(r.ears[..<Self.barOne]), downbeat * 0.9, "block \(block): the ears count in")
+            let afterTrack = Self.frame(beat: 17)  // the track's last frame is beat 16 (10 s), plus a beat
+            XCTAssertLessThan(Measure.peak(r.pa[afterTrack...]), 1e-6, "block \(block): the PA is silent after the track")
+            XCTAssertGreaterThan(Measure.peak(r.ears[afterTrack...]), downbeat * 0.9, "block \(block): the ears click on")
+            // The track plays on the PA from bar 1 (its first chord).
+            let chord = Measure.rms(r.pa[Self.barOne..<(Self.barOne + 48000)])
+            XCTAssertGreaterThan(Measure.decibels(chord), -50, "block \(block): the track on the PA from bar 1")
+        }
+    }
+
+    /// A cue ("intro", "verse", "chorus", "outro") is spoken a bar before each section (bars
+    /// 1, 3, 5, 7): on the downbeats of the count-in and of bars 2, 4 and 6, 50-400 ms after
+    /// their click has died away (40 ms); nothing is spoken after the other downbeats.
+    func testTheCuesAreSpokenInTheEarsABarBeforeEachSection() throws {
+        let r = try render(block: 256, bars: 8)
+        let extra: [Float] = zip(r.ears, r.pa).map { $0 - $1 }
+        for bar in 0..<8 {
+            let f = Self.frame(beat: 4 * (bar - 1))
+            let window = extra[(f + 2400)..<(f + 19200)]
+            let level = Measure.decibels(Measure.rms(window))
+            if bar % 2 == 0 {
+                XCTAssertGreaterThan(level, -40, "a cue after the downbeat of bar \(bar) (0: the count-in): \(level) dBFS")
+                XCTAssertLessThan(Measure.peak(window), abs(extra[0]) * 1.1, "at the click's level")
+            } else {
+                XCTAssertLessThan(Measure.peak(window), 1e-5, "no cue after the downbeat of bar \(bar): \(level) dBFS")
+            }
+        }
+    }
+}
