@@ -104,4 +104,43 @@ final class ExampleSongClickTests: XCTestCase {
             }
         }
     }
+
+    /// `stagerack render SETLIST --song 18` starts the set at that song and writes its
+    /// outputs: the PA (`OUT.wav`), silent in the count-in, and the ears (`OUT-ears.wav`),
+    /// whose count-in clicks are on their beats' frames. A song the setlist has not is a
+    /// usage error.
+    func testRenderOfTheSongWritesItsEarsWithTheCountIn() throws {
+        let setlist = Fixtures.repository.appendingPathComponent("racks/setlists/example-gig.json").path
+        let output = Fixtures.temporaryPath("song18-\(UUID().uuidString).wav")
+        let (status, log) = try stagerack(["render", setlist, "--song", "18", "--duration", "2.5", "--output", output])
+        XCTAssertEqual(status, 0, log)
+        let pa = try AudioData.read(path: output).channels[0]
+        let ears = try AudioData.read(path: String(output.dropLast(4)) + "-ears.wav").channels[0]
+        XCTAssertEqual(Measure.peak(pa[..<Self.barOne]), 0, "the PA is silent in the count-in")
+        let downbeat = abs(ears[0])
+        XCTAssertEqual(Double(Measure.decibels(downbeat)), -12, accuracy: 3.5, "the count-in's downbeat on frame 0")
+        for beat in 1..<4 {
+            let f = Self.frame(beat: beat - 4)
+            XCTAssertEqual(abs(ears[f]) / (downbeat / 2), 1, accuracy: 0.05, "count-in beat \(beat + 1) on frame \(f)")
+            XCTAssertLessThan(Measure.peak(ears[(f - 50)..<f]), 1e-4, "nothing just before count-in beat \(beat + 1)")
+        }
+        let (bad, message) = try stagerack(["render", setlist, "--song", "20", "--duration", "1", "--output", output])
+        XCTAssertEqual(bad, 2, message)
+        XCTAssertTrue(message.contains("--song 20: \(setlist) has 19 songs"), message)
+    }
+
+    /// Runs `stagerack` (beside the test bundle) with `arguments`: its exit status and stderr.
+    func stagerack(_ arguments: [String]) throws -> (Int32, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("stagerack")
+        p.arguments = arguments
+        let errors = Pipe()
+        p.standardError = errors
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, log)
+    }
 }
