@@ -32,17 +32,19 @@ final class ExampleSongClickTests: XCTestCase {
         var earsRight: [Float] = []
     }
 
-    func render(block: Int, bars: Int) throws -> Render {
+    /// The example setlist's song `name` rendered for `frames` (default: `bars` bars at 120
+    /// BPM after the count-in) at `tempo` BPM.
+    func render(block: Int, bars: Int, song name: String = "Karaoke in sections", tempo: Double = 120, frames: Int? = nil) throws -> Render {
         let path = Fixtures.repository.appendingPathComponent("racks/setlists/example-gig.json").path
         let setlist = try RackFiles.readSetlist(path)
-        let index = try XCTUnwrap(setlist.entries.firstIndex { $0.name == "Karaoke in sections" }, "the example song with sections")
+        let index = try XCTUnwrap(setlist.entries.firstIndex { $0.name == name }, "the example song \(name)")
         let rack = try RackFiles.readSong(setlist, index, registry: Self.registry)
-        XCTAssertEqual(rack.songTempo ?? 0, 120, accuracy: 1e-9, "the song's tempo: the demo track's")
+        XCTAssertEqual(rack.songTempo ?? 0, tempo, accuracy: 1e-9, "the song's tempo")
         let plan = try GraphCompiler(registry: Self.registry).compile(
             rack, options: GraphCompiler.Options(sampleRate: Self.rate, maxFrames: block, realTime: false))
         XCTAssertEqual(plan.outputChannelCount, 4, "the PA on channels 1-2, the ears on 3-4")
         var out = Render()
-        let frames = Self.frame(beat: 4 * bars)
+        let frames = frames ?? Self.frame(beat: 4 * bars)
         OfflineRenderer(plan: plan).render(input: nil, midi: StandardMIDIFile(messages: [], duration: 0), frames: frames, blockSize: block) {
             bus, n in
             out.pa += UnsafeBufferPointer(start: bus[0], count: n)
@@ -102,6 +104,38 @@ final class ExampleSongClickTests: XCTestCase {
             } else {
                 XCTAssertLessThan(Measure.peak(window), 1e-5, "no cue after the downbeat of bar \(bar): \(level) dBFS")
             }
+        }
+    }
+
+    /// The pad song with a MIDI-file backing (racks/synth-pad.json, its own 96 BPM: 30,000
+    /// frames a beat) clicks in its count-in only (the click's `"mode": "count-in"`) and
+    /// speaks its cues ("verse" in the count-in, "chorus" a bar before bar 5) in the ears;
+    /// the PA has neither.
+    func testThePadSongCountsInAndSpeaksItsCuesInTheEars() throws {
+        let beat = 30000
+        let barOne = 4 * beat
+        let r = try render(block: 256, bars: 0, song: "Pad song with a MIDI backing", tempo: 96, frames: barOne + 5 * 4 * beat)
+        let extra: [Float] = zip(r.ears, r.pa).map { $0 - $1 }
+        XCTAssertEqual(Measure.peak(r.pa[..<barOne]), 0, "the PA is silent in the count-in")
+        let downbeat = abs(extra[0])
+        XCTAssertEqual(Double(Measure.decibels(downbeat)), -12, accuracy: 3.5, "the count-in's downbeat (with the verse cue's first sample)")
+        for k in 1..<4 {
+            XCTAssertEqual(Double(Measure.decibels(abs(extra[k * beat]))), -18, accuracy: 0.5, "count-in beat \(k + 1) on frame \(k * beat)")
+            XCTAssertLessThan(Measure.peak(extra[(k * beat - 50)..<(k * beat)]), 1e-4)
+        }
+        for bar in 0..<6 {
+            let f = barOne + (bar - 1) * 4 * beat
+            let window = extra[(f + 2400)..<(f + 19200)]
+            if bar == 0 || bar == 4 {
+                XCTAssertGreaterThan(Measure.decibels(Measure.rms(window)), -40, "a cue after the downbeat of bar \(bar)")
+            } else {
+                XCTAssertLessThan(Measure.peak(window), 1e-5, "no cue after the downbeat of bar \(bar)")
+            }
+        }
+        // No click after the count-in: nothing on the beats of bars 1-3.
+        for b in 0..<12 {
+            let f = barOne + b * beat
+            XCTAssertLessThan(Measure.peak(extra[f..<(f + 1920)]), 1e-5, "no click on song beat \(b)")
         }
     }
 
