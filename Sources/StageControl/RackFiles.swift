@@ -121,11 +121,15 @@ extension RackFiles {
         try entry.song.apply(to: &rack, setlistFile: setlist.file, songPath: "songs[\(index)]") { type in
             registry.type(named: type)?.settings.map(\.key) ?? []
         }
-        // Sections placed by time within the track, checked once its length can be read.
-        if entry.song.timeline.placedByTime, let track = entry.song.track,
+        // Sections within the track, checked once its length can be read: placed by time,
+        // or by bar in a song with a tempo (the bar's time from where the track starts).
+        let timeline = entry.song.timeline
+        if !timeline.sections.isEmpty, let track = entry.song.track,
             let seconds = (registry.type(named: "player") as? any TrackLengthReading)?.trackSeconds(track)
         {
-            let past = entry.song.timeline.sectionsPastTrack(seconds: seconds, setlistFile: setlist.file, songPath: "songs[\(index)]")
+            let past = timeline.sectionsPastTrack(
+                seconds: seconds, tempo: entry.song.tempo, trackStartBeat: SongTimeline.trackStartBeat(in: rack),
+                setlistFile: setlist.file, songPath: "songs[\(index)]")
             if !past.isEmpty { throw RackError(past) }
         }
         matchLyrics(entry.song, into: &rack)

@@ -1,7 +1,7 @@
 import CSndFile
 import StageCore
 
-/// The length of a song's track, for the check of its sections placed by time
+/// The length of a song's track, for the check of its sections against it
 /// (`SongTimeline.sectionsPastTrack`): the file's header, through libsndfile. Thread: control.
 extension PlayerUnitType: TrackLengthReading {
     public func trackSeconds(_ path: String) -> Double? {

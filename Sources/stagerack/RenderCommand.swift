@@ -12,10 +12,11 @@ enum RenderCommand {
     static let help = """
         usage: stagerack render RACK|SETLIST --output OUT.wav [--midi FILE.mid] [--input VOICE.wav]
                                 [--duration SECONDS] [--sample-rate HZ] [--block FRAMES] [--demo]
+                                [--song N]
 
         Renders RACK offline: the same graph as live, driven by a file clock. With a SETLIST,
-        the first song's rack plays and program changes in the MIDI file switch songs (and
-        recall snapshots) exactly as live. The --input file
+        the first song's rack plays (or song N's, with --song N) and program changes in the
+        MIDI file switch songs (and recall snapshots) exactly as live. The --input file
         is the microphone (any format libsndfile reads; resampled if its rate differs), the
         MIDI file goes through the rack's MIDI mappings (one hour at most), and the result
         is written to OUT (.wav 32-bit, .w64/.caf float, .flac/.aiff 24-bit, .ogg). A rack with
@@ -32,11 +33,13 @@ enum RenderCommand {
           --sample-rate HZ    render rate (default: the rack's io.sampleRate, else 48000;
                               the input is resampled to it)
           --block FRAMES      block size, 1…8192 (default 256)
+          --song N            with a SETLIST, start at its song N (1: the first): its
+                              outputs are the files written (a song's in-ears and click)
         """
 
     static func run(_ args: [String]) throws -> Int32 {
         let a = try Arguments(
-            args, valueOptions: ["--output", "-o", "--midi", "--input", "--duration", "--sample-rate", "--block"],
+            args, valueOptions: ["--output", "-o", "--midi", "--input", "--duration", "--sample-rate", "--block", "--song"],
             flagOptions: ["--demo"])
         guard a.positional.count == 1 else { throw UsageError(message: "render takes one rack file\n\n\(help)") }
         guard let output = a.options["--output"] ?? a.options["-o"] else {
@@ -48,7 +51,11 @@ enum RenderCommand {
         var duration = try a.double("--duration", range: 0.001...86_400)
 
         let setlist = try RackFiles.readSetlist(rackPath)
-        let rack = try RackFiles.readSong(setlist, 0, registry: Registry.standard)
+        let song = try a.int("--song", range: 1...10000) ?? 1
+        guard song <= setlist.entries.count else {
+            throw UsageError(message: "--song \(song): \(rackPath) has \(setlist.entries.count) song\(setlist.entries.count == 1 ? "" : "s")")
+        }
+        let rack = try RackFiles.readSong(setlist, song - 1, registry: Registry.standard)
         let rate = try a.double("--sample-rate", range: 8000...384_000) ?? rack.io.sampleRate ?? 48000
         var input: RenderSource?
         var inputIsEmpty = false
@@ -84,7 +91,7 @@ enum RenderCommand {
             Console.err("note: the rack has an input unit but no --input was given: it hears silence")
         }
         let renderer = setlist.entries.count > 1 || !rack.snapshots.isEmpty
-            ? OfflineRenderer(setlist: setlist, index: 0, plan: plan, registry: Registry.standard, options: options,
+            ? OfflineRenderer(setlist: setlist, index: song - 1, plan: plan, registry: Registry.standard, options: options,
                               log: { Console.err("info: \($0)") })
             : OfflineRenderer(plan: plan)
         let frames: Int?

@@ -219,6 +219,56 @@ final class SongSectionTests: XCTestCase {
         XCTAssertNoThrow(try RackFiles.readSong(try RackFiles.readSetlist(fine + "/set.json"), 0, registry: PlayerRacks.registry))
     }
 
+    /// A section placed by bar in a song with a track and a tempo (130 BPM: 9.231 s to bar
+    /// 6) is an error at its `"at"` when its bar falls at or past the end of the track (9 s,
+    /// from the WAV's header): counted from where the track starts (bar 1 beat 1, on load or
+    /// after the count-in, which adds nothing; or the section that plays it), in beats of
+    /// the time signature's beat unit.
+    func testASectionPlacedByBarPastTheTracksEndIsAnErrorAtItsAt() throws {
+        let sections = """
+            [ { "name": "A", "at": "1:1" },
+              { "name": "B", "at": "5:4" },
+              { "name": "C", "at": "6:1" },
+              { "name": "D", "at": 7 } ]
+            """
+        let expected = [
+            "set.json:5:24: songs[0].sections[2].at: bar 6:1 is 9.231 s into the track at 130 BPM, past its end (9 s long)",
+            "set.json:6:24: songs[0].sections[3].at: bar 7:1 is 11.077 s into the track at 130 BPM, past its end (9 s long)",
+        ]
+        // On load, and after a count-in of 2 bars (the track then starts on bar 1 too).
+        for (startOnLoad, countIn) in [(true, ""), (false, ", \"countIn\": 2")] {
+            let dir = folder(sections: sections, startOnLoad: startOnLoad, extra: ", \"track\": \"dc.wav\"" + countIn)
+            let found = errors { _ = try RackFiles.readSong(try RackFiles.readSetlist(dir + "/set.json"), 0, registry: PlayerRacks.registry) }
+            XCTAssertEqual(found, expected.map { dir + "/" + $0 }, "start on load \(startOnLoad), count-in \(countIn)")
+        }
+        // Started by the section of bar 2: bar 6:1 is 16 beats (7.385 s) into the track, 7:2 21 (9.692 s).
+        let later = folder(
+            sections: """
+                [ { "name": "A", "at": "1:1" },
+                  { "name": "B", "at": 2, "actions": ["backing.play"] },
+                  { "name": "C", "at": "6:1" },
+                  { "name": "D", "at": "7:2" } ]
+                """, extra: ", \"track\": \"dc.wav\"")
+        let found = errors { _ = try RackFiles.readSong(try RackFiles.readSetlist(later + "/set.json"), 0, registry: PlayerRacks.registry) }
+        XCTAssertEqual(found, [later + "/set.json:6:24: songs[0].sections[3].at: bar 7:2 is 9.692 s into the track at 130 BPM, past its end (9 s long)"])
+        // In 6/8 the tempo counts eighths: bar 3 is 12 of them, 5.538 s in; bar 4 is 18, 8.308 s; bar 5 is 24, 11.077 s.
+        let compound = folder(
+            sections: #"[ { "name": "A", "at": 3 }, { "name": "B", "at": 4 }, { "name": "C", "at": 5 } ]"#, startOnLoad: true,
+            extra: ", \"track\": \"dc.wav\"")
+        let text = try String(contentsOfFile: compound + "/set.json", encoding: .utf8).replacingOccurrences(of: "4/4", with: "6/8")
+        try text.write(toFile: compound + "/set.json", atomically: true, encoding: .utf8)
+        let sixEight = errors { _ = try RackFiles.readSong(try RackFiles.readSetlist(compound + "/set.json"), 0, registry: PlayerRacks.registry) }
+        XCTAssertEqual(sixEight.count, 1, sixEight.joined(separator: "\n"))
+        XCTAssertTrue(sixEight.first?.contains("sections[2].at: bar 5:1 is 11.077 s into the track") == true, sixEight.joined(separator: "\n"))
+        // No check without a tempo (the bar's time is not known) or while nothing starts the track.
+        let noTempo = folder(sections: sections, startOnLoad: true, extra: ", \"track\": \"dc.wav\"")
+        let untimed = try String(contentsOfFile: noTempo + "/set.json", encoding: .utf8).replacingOccurrences(of: "\"tempo\": 130, ", with: "")
+        try untimed.write(toFile: noTempo + "/set.json", atomically: true, encoding: .utf8)
+        XCTAssertNoThrow(try RackFiles.readSong(try RackFiles.readSetlist(noTempo + "/set.json"), 0, registry: PlayerRacks.registry))
+        let unstarted = folder(sections: sections, extra: ", \"track\": \"dc.wav\"")
+        XCTAssertNoThrow(try RackFiles.readSong(try RackFiles.readSetlist(unstarted + "/set.json"), 0, registry: PlayerRacks.registry))
+    }
+
     func errors(_ body: () throws -> Void) -> [String] {
         do {
             try body()

@@ -7,7 +7,8 @@ measures the EBU R128 integrated loudness of each output with pyloudnorm (ITU-R 
 installed by scripts/install-deps.sh --test), and asserts:
   - every rack's output within +-1 LU of vocal-clean's on each input, except racks whose
     leading comment says "Not level-matched:" and why (their purpose differs);
-  - a rack with a second output (the monitor rack's in-ear mix) is held to the same;
+  - a rack with a second output (the monitor rack's in-ear mix; the karaoke and pad racks'
+    with their click) is held to the same;
   - no rack's output hits the output limiter on the demo: `render` says "the output
     limiter held N samples" when it does (the safety stage counts every sample it turned
     down, SafetyCounters.limitedSamples).

@@ -14,6 +14,9 @@ public struct SongSection: Sendable, Equatable {
     /// list (they are sorted by time), for the check against the track's length.
     public var timeLocation: SourceLocation?
     public var listIndex: Int?
+    /// Where `"at"`'s value is in the setlist (a section placed by bar), for the check
+    /// against the track's length.
+    public var atLocation: SourceLocation?
     public var actions: [SectionAction]
     /// The spoken cue one bar before it (`"cue"`): nil, the shipped cue for its name
     /// (`cues/NAME.flac` beside the rack); a file (resolved against the setlist's folder);
@@ -204,6 +207,7 @@ public struct SongTimeline: Sendable, Equatable {
                 return nil
             }
             section = SongSection(name: name, bar: bar, beat: beat, location: node.location)
+            section.atLocation = at.value.location
         }
         if let c = node["cue"] {
             if c.value.bool == false {
@@ -276,17 +280,6 @@ public struct SongTimeline: Sendable, Equatable {
             var start = SongSection(name: "start", bar: 1, beat: 1, actions: [action])
             start.cue = ""  // made here, not the song's: nothing to say
             sections.insert(start, at: 0)
-        }
-    }
-
-    /// Errors for sections placed at or past the end of the song's track, `trackSeconds`
-    /// long (a section there would never start). Thread: control.
-    public func sectionsPastTrack(seconds trackSeconds: Double, setlistFile: String, songPath: String) -> [RackDiagnostic] {
-        sections.enumerated().compactMap { i, section in
-            guard let seconds = section.seconds, seconds >= trackSeconds else { return nil }
-            return RackDiagnostic(
-                file: setlistFile, location: section.timeLocation ?? section.location, path: "\(songPath).sections[\(section.listIndex ?? i)].time",
-                message: "\(formatNumber(seconds)) s is past the end of the track (\(formatNumber(trackSeconds)) s long)")
         }
     }
 
