@@ -57,6 +57,10 @@ public final class PlayerUnit: RackUnit, UnitTransport {
     /// it from its first frame) and whether the track ends within them.
     private var preloadEnd = 0
     private var endsInPreload = false
+    /// The preload playing: the start point's, or the primed one at the song's transpose.
+    private var preload: UnsafeMutablePointer<Float>
+    /// The primed preload is still to be played (the disk's shifter untouched since).
+    private var primedUnused: Bool
     /// A transposed start waits for its first chunk (its position held at 0).
     private var awaitingFirstChunk = false
     /// The transpose of the audio playing, the one the parameter asks for, and the stream
@@ -90,6 +94,8 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         fileEngineFrames = reader.fileFrames >= 0 ? Double(reader.fileFrames) * ratio : nil
         tail = .allocate(capacity: fadeFrames * 2)
         tail.initialize(repeating: 0, count: fadeFrames * 2)
+        preload = stream.preloads[0]
+        primedUnused = stream.primedSemitones != 0
     }
 
     deinit {
@@ -210,13 +216,18 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         wantedSince = 0
         lastSwitchFrame = 0
         switchFrame = -1
-        preloadEnd = semitones == 0 ? stream.preloadLengths[point] : 0
-        endsInPreload = semitones == 0 && preloadEnd < stream.preloadFrames
-        awaitingFirstChunk = semitones != 0
+        // The file's first start at the song's transpose plays the primed preload; any other
+        // transposed start waits for the disk's first chunk.
+        let primed = primedUnused && point == 0 && semitones != 0 && semitones == stream.primedSemitones
+        primedUnused = false
+        preload = primed ? stream.primedPreload : stream.preloads[point]
+        preloadEnd = semitones == 0 ? stream.preloadLengths[point] : primed ? stream.primedLength : 0
+        endsInPreload = (semitones == 0 && preloadEnd < stream.preloadFrames) || (primed && !stream.primedGoesOn)
+        awaitingFirstChunk = semitones != 0 && !primed
         _ = stream.requests.push(
             StreamRequest(
                 generation: generation, startPoint: Int32(point), fromFrame: Int64(preloadEnd), semitones: Int32(semitones),
-                continues: false))
+                continues: false, primed: primed))
     }
 
     private func stop() {
@@ -231,10 +242,9 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         var frame = streamFrame
         var chunk = currentChunk
         while got < fadeFrames {
-            let point = startPoint
             if frame < Int64(preloadEnd) {
                 let k = min(fadeFrames - got, preloadEnd - Int(frame))
-                (tail + 2 * got).update(from: stream.preloads[point] + 2 * Int(frame), count: 2 * k)
+                (tail + 2 * got).update(from: preload + 2 * Int(frame), count: 2 * k)
                 got += k
                 frame += Int64(k)
                 continue
@@ -291,7 +301,7 @@ public final class PlayerUnit: RackUnit, UnitTransport {
         let frames = switchFrame >= 0 ? min(frames, Int(switchFrame - streamFrame)) : frames
         if streamFrame < Int64(preloadEnd) {
             let k = min(frames, preloadEnd - Int(streamFrame))
-            deinterleave(stream.preloads[startPoint] + 2 * Int(streamFrame), l, r, k)
+            deinterleave(preload + 2 * Int(streamFrame), l, r, k)
             streamFrame += Int64(k)
             return k
         }

@@ -32,6 +32,8 @@ struct PlayerSettings {
     var startOnLoad: Bool
     var preloadSeconds: Double
     var bufferSeconds: Double
+    /// The song's transpose at load (semitones; 0: none): the file's start is preloaded at it.
+    var songTranspose: Int
 
     static let maximumCues = 32
 
@@ -49,6 +51,7 @@ struct PlayerSettings {
         startOnLoad = s.node("startOnLoad")?.bool ?? false
         preloadSeconds = s.double("preload") ?? 2
         bufferSeconds = s.double("buffer") ?? 2
+        songTranspose = Int(min(max(s.double(RackDescription.songTransposeKey) ?? 0, -12), 12).rounded())
     }
 }
 
@@ -72,6 +75,9 @@ public struct PlayerUnitType: UnitType {
             SettingSpec(key: "startOnLoad", kind: .custom("true or false"), help: "start playing as soon as the rack plays"),
             SettingSpec(key: "preload", kind: .number(0.1...30), help: "seconds of each start point read ahead, so a start is instant (default 2)"),
             SettingSpec(key: "buffer", kind: .number(0.5...60), help: "seconds the disk thread reads ahead while playing (default 2)"),
+            SettingSpec(
+                key: RackDescription.songTransposeKey, kind: .custom("set by the setlist song"),
+                help: "the song's transpose: the file's start is preloaded at that pitch (see \"Transpose\")"),
         ]
     }
 
@@ -163,7 +169,8 @@ public struct PlayerUnitType: UnitType {
         let starts = [0] + s.cues.map { reader.fileFrame(seconds: $0.seconds) }
         let stream = TrackStream(
             reader: reader, startFrames: starts, preloadFrames: Int(s.preloadSeconds * context.sampleRate),
-            bufferFrames: Int(s.bufferSeconds * context.sampleRate), fadeFrames: max(1, Int(0.01 * context.sampleRate)))
+            bufferFrames: Int(s.bufferSeconds * context.sampleRate), fadeFrames: max(1, Int(0.01 * context.sampleRate)),
+            primedSemitones: s.songTranspose)
         let unit = PlayerUnit(stream: stream, reader: reader, settings: s, sampleRate: context.sampleRate)
         unit.waitsForDisk = !context.realTime
         do { try stream.startThread() } catch { throw UnitError(error.message) }

@@ -21,6 +21,9 @@ struct StreamRequest: BitwiseCopyable {
     /// A transpose switch: the stream goes on from `fromFrame` of the current start (not a
     /// new start), its first `fadeFrames` fading in.
     var continues: Bool
+    /// A start of the file at `TrackStream.primedSemitones` after the primed preload: the
+    /// shifter goes on from where the control thread left it (first start only).
+    var primed = false
 }
 
 /// The disk side of a player: a thread of its own reads the track (`TrackReader`, then
@@ -65,6 +68,17 @@ final class TrackStream: @unchecked Sendable {
     /// `preloadFrames` when the file ends sooner).
     private(set) var preloads: [UnsafeMutablePointer<Float>] = []
     private(set) var preloadLengths: [Int] = []
+    /// The song's transpose at load (0: none) and the file's first frames at that pitch,
+    /// made on the control thread by the shifter the disk thread goes on with (`primed`).
+    let primedSemitones: Int
+    let primedPreload: UnsafeMutablePointer<Float>
+    private(set) var primedLength = 0
+    /// Frames of the primed preload: half a second or so (six chunks), enough for the disk
+    /// thread's next chunk, short enough for a song's load (R3 costs ~0.17 s a second of
+    /// audio here, most of a second on a Pi 4).
+    static let primedChunks = 6
+    /// The file goes on after the primed preload (it did not end within it).
+    var primedGoesOn: Bool { primedLength == min(preloadFrames, Self.primedChunks * chunkFrames) }
     /// A test hook: the disk thread sleeps this long after each chunk (a slow disk).
     let diskDelayNanoseconds = Atomic<Int>(0)
     /// Chunks the disk thread read (for tests and the status).
@@ -82,8 +96,9 @@ final class TrackStream: @unchecked Sendable {
     private var thread: StageThread?
     private let scratch: UnsafeMutablePointer<Float>
 
-    init(reader: TrackReader, startFrames: [Int], preloadFrames: Int, bufferFrames: Int, fadeFrames: Int) {
+    init(reader: TrackReader, startFrames: [Int], preloadFrames: Int, bufferFrames: Int, fadeFrames: Int, primedSemitones: Int = 0) {
         self.reader = reader
+        self.primedSemitones = primedSemitones
         self.startFrames = startFrames
         self.preloadFrames = preloadFrames
         self.fadeFrames = fadeFrames
@@ -114,6 +129,14 @@ final class TrackStream: @unchecked Sendable {
         // of it the priming would be cut, and an offline render would depend on timing.
         let history = max(chunkCount * chunkFrames, preloadFrames) + 16 * chunkFrames + TrackTransposer.primeFrames
         transposer = TrackTransposer(reader: reader, sampleRate: reader.engineRate, historyFrames: history)
+        let primedCapacity = primedSemitones == 0 ? 1 : min(preloadFrames, Self.primedChunks * chunkFrames)
+        primedPreload = .allocate(capacity: primedCapacity * 2)
+        primedPreload.initialize(repeating: 0, count: primedCapacity * 2)
+        if primedSemitones != 0 {
+            reader.start(atFileFrame: startFrames[0])
+            transposer.begin(semitones: primedSemitones, outputFrom: 0)
+            primedLength = transposer.read(into: primedPreload, frames: primedCapacity)
+        }
     }
 
     deinit {
@@ -122,6 +145,7 @@ final class TrackStream: @unchecked Sendable {
         chunkFrameCount.deallocate()
         chunkStart.deallocate()
         scratch.deallocate()
+        primedPreload.deallocate()
         for p in preloads { p.deallocate() }
     }
 
@@ -161,10 +185,14 @@ final class TrackStream: @unchecked Sendable {
             if let r = start {
                 generation = r.generation
                 let point = Int(r.startPoint)
-                reader.start(atFileFrame: startFrames[point])
-                transposer.begin(semitones: Int(r.semitones), outputFrom: r.fromFrame)
-                // A track within its preload is played from there, unless transposed.
-                active = r.fromFrame < Int64(preloadLengths[point]) || preloadLengths[point] == preloadFrames
+                if r.primed {  // the shifter goes on after the primed preload
+                    active = primedGoesOn
+                } else {
+                    reader.start(atFileFrame: startFrames[point])
+                    transposer.begin(semitones: Int(r.semitones), outputFrom: r.fromFrame)
+                    // A track within its preload is played from there, unless transposed.
+                    active = r.fromFrame < Int64(preloadLengths[point]) || preloadLengths[point] == preloadFrames
+                }
             }
             if let r = change {
                 generation = r.generation

@@ -76,6 +76,8 @@ final class SongTransposeTests: XCTestCase {
         let song = try RackFiles.readSong(try RackFiles.readSetlist(dir + "/set.json"), 0, registry: Fixtures.registry)
         let value = song.unit("track")?.parameterValues.first { $0.id == "transpose" }?.value
         XCTAssertEqual(value, 2, "the player's own -1 moved by the song's +3")
+        let primed = song.unit("track")?.settings.node(RackDescription.songTransposeKey)?.number
+        XCTAssertEqual(primed, 2, "the player preloads its file's start at that pitch")
         let plan = try GraphCompiler(registry: Fixtures.registry).compile(song, options: GraphCompiler.Options())
         let clock = try XCTUnwrap(SongClock(plan: plan))
         let transposer = try XCTUnwrap(clock.transposer)

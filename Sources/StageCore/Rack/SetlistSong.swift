@@ -221,6 +221,7 @@ extension SetlistSong {
             } else {
                 rack.units[u].parameterValues.append(ParameterValueDescription(id: "transpose", value: moved))
             }
+            rack.units[u].settings.set(RackDescription.songTransposeKey, .number(Double(moved)), at: nil)
         }
     }
 

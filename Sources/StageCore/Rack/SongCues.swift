@@ -6,6 +6,9 @@
 extension RackDescription {
     /// The `songCues` setting's key (set by the song, not written in rack files).
     public static let songCuesKey = "songCues"
+    /// The `songTranspose` setting's key: a player's transpose at the song's load (its first
+    /// start's preload is made at that pitch). Set by the song, not written in rack files.
+    public static let songTransposeKey = "songTranspose"
 
     /// Sets every click unit's `songCues` from `timeline`'s sections. Thread: control.
     mutating func giveCuesToClicks() {
