@@ -305,6 +305,12 @@ final class ExampleMIDIBackingTests: XCTestCase {
         let index = try XCTUnwrap(setlist.entries.firstIndex { $0.song.midi != nil }, "a song with \"midi\"")
         let rack = try RackFiles.readSong(setlist, index, registry: Fixtures.registry)
         XCTAssertEqual(rack.songTempo ?? 0, 96, accuracy: 1e-9, "the file's tempo: the song names none")
+        // The one song with all of it: sections, a count-in, cues (ExampleSongClickTests),
+        // lyrics and the MIDI file.
+        XCTAssertEqual(rack.timeline.countInBars, 1)
+        let lyrics = try XCTUnwrap(rack.lyrics, "the song's lyrics")
+        XCTAssertEqual(lyrics.sectionNames, ["verse", "chorus"])
+        XCTAssertEqual(lyrics.sectionBlocks, [0, 1], "each section shows its block")
         let plan = try GraphCompiler(registry: Fixtures.registry).compile(
             rack, options: GraphCompiler.Options(sampleRate: 48000, maxFrames: 256, realTime: false))
         let renderer = OfflineRenderer(plan: plan)
