@@ -4,7 +4,7 @@ import StageTestSupport
 import StageUnits
 import XCTest
 
-/// The `feedback` unit outside a loop: a voice (70 s of espeak-ng's speech, the demo phrase,
+/// The `feedback` unit outside a loop: a voice (94 s of espeak-ng's speech in four voices, the demo phrase,
 /// sung vowels with vibrato and a straight sung note) gets no notch deeper than 3 dB and comes out with its
 /// spectrum within 0.5 dB; ring-out keeps fixed notches that save and load with the rack's
 /// state; `clear`; live notches released; the readouts; a bad state refused with a message.
