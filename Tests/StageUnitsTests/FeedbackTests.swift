@@ -142,9 +142,10 @@ final class FeedbackTests: XCTestCase {
     ///
     /// en+f3 (a high voice around 240 Hz whose pitch holds dead still through a syllable,
     /// with weak harmonics) passes every per-hop test for feedback at its fundamental; it
-    /// got 6–12 dB notches there until a tone had to stand out for 75 ms (7 hops) before its
+    /// got 6–12 dB notches there until a tone had to stand out for 85 ms (8 hops) before its
     /// first notch. Measured then: its lone still tones stood out for at most 4 hops (43 ms),
-    /// 3 hops short of a notch.
+    /// 4 hops short of a notch; spoken at 80 words a minute (espeak-ng's slowest) it still
+    /// got none, and 75 ms let a 6 dB notch through at 90.
     func testSpeechGetsNoNotch() throws {
         let pieces = try XCTUnwrap(Self.speechPieces, "espeak-ng or sox failed (scripts/install-deps.sh --test installs them)")
         for (i, piece) in pieces.enumerated() {

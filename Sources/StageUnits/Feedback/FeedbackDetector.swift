@@ -22,7 +22,7 @@ import Glibc
 ///    twice, three times, a half or a third of its frequency (a voice's harmonic series; a
 ///    howl is a single tone).
 /// 4. **Lasting**: a track is found the first time only once it has stood out for
-///    `firstFindSeconds` (75 ms) since it began, however often its measurement started
+///    `firstFindSeconds` (85 ms) since it began, however often its measurement started
 ///    over. A voice whose pitch holds dead still with weak harmonics (espeak-ng's en+f3)
 ///    passes every test above, but its fundamental stands out alone and still for at most
 ///    4 hops (43 ms) before the syllable moves on; a howl keeps ringing.
@@ -53,9 +53,10 @@ final class FeedbackDetector {
     /// half a slow vibrato's cycle (5 Hz), so a sung note is not caught at its turning points.
     static let stillAfterMove = 12
 
-    /// How long a track must have stood out before it is found the first time: about twice
-    /// the longest a still voice's fundamental stood out alone in espeak-ng's speech.
-    static let firstFindSeconds = 0.075
+    /// How long a track must have stood out before it is found the first time: twice the
+    /// longest a still voice's fundamental stood out alone in espeak-ng's speech (43 ms); at
+    /// 75 ms en+f3 spoken slowly (90 words a minute) was notched again.
+    static let firstFindSeconds = 0.085
 
     static let trackCount = 16
     static let candidateCount = 8
