@@ -16,8 +16,10 @@ Every note goes through the rack: pitch, delay and reverb, then the mixer and th
 fi
 FRAMES=$(( $(stat -c %s "$OUT/voice.f32") / 4 ))
 swift build -c release --target StageUnits 2>&1 | grep -E "error|Build" || true
-swiftc -O -wmo -parse-as-library -I .build/release/Modules -I Sources/CFFTW Benchmarks/feedback/FeedbackBench.swift \
-    .build/release/StageUnits.build/*.o .build/release/StageCore.build/*.o -lfftw3f -o "$OUT/feedback-bench"
+swiftc -O -wmo -parse-as-library -I .build/release/Modules -I Sources/CFFTW -I .build/release/CLoadOnUse.build -I Sources/CLoadOnUse/include Benchmarks/feedback/FeedbackBench.swift \
+    .build/release/StageUnits.build/*.o .build/release/StageCore.build/*.o .build/release/CLoadOnUse.build/*.o -lfftw3f -ldl -o "$OUT/feedback-bench"
+# Stripped: valgrind 3.19 gives up on Swift 6.3's debug information ("corrupted debuginfo").
+strip "$OUT/feedback-bench"
 ir() { # total instructions of one case
     valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$1" "$OUT/feedback-bench" "$OUT/voice.f32" "$1" >/dev/null 2>"$OUT/cg.$1.log"
     grep -E "Collected" "$OUT/cg.$1.log" | awk '{ print $NF }'

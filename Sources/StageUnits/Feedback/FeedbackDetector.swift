@@ -21,6 +21,11 @@ import Glibc
 ///    3 dB (a howl grows or holds; a note's partial decays), and no prominent peak sits at
 ///    twice, three times, a half or a third of its frequency (a voice's harmonic series; a
 ///    howl is a single tone).
+/// 4. **Lasting**: a track is found the first time only once it has stood out for
+///    `firstFindSeconds` (85 ms) since it began, however often its measurement started
+///    over. A voice whose pitch holds dead still with weak harmonics (espeak-ng's en+f3)
+///    passes every test above, but its fundamental stands out alone and still for at most
+///    4 hops (43 ms) before the syllable moves on; a howl keeps ringing.
 /// A track that is found is re-armed, so a howl that still rings after its notch is found
 /// again (and the notch deepened) two hops later. Memory is allocated in `init`;
 /// `analyze` allocates nothing. Thread: made on the control thread; used on the render thread.
@@ -38,11 +43,20 @@ final class FeedbackDetector {
         var highHz: Double = 0
         /// Hops since the tone last moved by 10 cents or more (a vibrato's swing).
         var sinceMove = 1000
+        /// Hops since the track began (not restarted when its measurement starts over).
+        var age = 0
+        /// Whether it has been found (then re-found every two hops while it rings).
+        var found = false
     }
 
     /// Hops a tone that moved must then hold still before it can be feedback: more than
     /// half a slow vibrato's cycle (5 Hz), so a sung note is not caught at its turning points.
     static let stillAfterMove = 12
+
+    /// How long a track must have stood out before it is found the first time: twice the
+    /// longest a still voice's fundamental stood out alone in espeak-ng's speech (43 ms); at
+    /// 75 ms en+f3 spoken slowly (90 words a minute) was notched again.
+    static let firstFindSeconds = 0.085
 
     static let trackCount = 16
     static let candidateCount = 8
@@ -61,6 +75,8 @@ final class FeedbackDetector {
     private(set) var foundCount = 0
     let lowBin: Int
     let highBin: Int
+    /// `firstFindSeconds` in hops.
+    let firstFindHops: Int
     /// Power of a full-scale sine's peak bin (for dBFS).
     let fullScale: Float
 
@@ -81,6 +97,7 @@ final class FeedbackDetector {
         lowBin = max(4, Int(60 * Double(n) / sampleRate))
         highBin = min(n / 2 - 14, Int(min(16000, 0.45 * sampleRate) * Double(n) / sampleRate))
         fullScale = Float(n * n) / 16
+        firstFindHops = max(1, Int((Self.firstFindSeconds * sampleRate / Double(n / 4)).rounded()))
         reset()
     }
 
@@ -199,6 +216,7 @@ final class FeedbackDetector {
             t.missed = 0
             t.level = level
             t.hops += 1
+            t.age += 1
             let spread = max(t.highHz, hz) - min(t.lowHz, hz)
             t.sinceMove += 1
             if t.hops > 2 && spread > max(allowedSpread(hz), hz * 0.0058) { t.sinceMove = 0 }
@@ -213,12 +231,14 @@ final class FeedbackDetector {
                 t.lowHz = min(t.lowHz, hz)
                 t.highHz = max(t.highHz, hz)
             }
-            if t.hops >= persistence && t.sinceMove >= Self.stillAfterMove && isFeedback(t, bin: k) {
+            let lasted = t.found || t.age >= firstFindHops
+            if t.hops >= persistence && t.sinceMove >= Self.stillAfterMove && lasted && isFeedback(t, bin: k) {
                 if foundCount < Self.candidateCount {
                     found[foundCount] = (hz, level - t.firstLevel)
                     foundCount += 1
                 }
                 // Re-armed: found again two hops later if it still rings.
+                t.found = true
                 t.hops = max(0, persistence - 2)
                 t.firstLevel = level
                 t.lowHz = hz
