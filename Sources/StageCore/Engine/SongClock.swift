@@ -123,8 +123,8 @@ public final class SongClock: @unchecked Sendable {
     /// No sections, count-in, click or MIDI-file backing: the clock only keeps the line for a
     /// live transpose or a held snapshot recall (a song under sync), and lists no beats.
     let isBare: Bool
-    /// Nothing is asked, armed or made on a bare clock: a block with no events only follows
-    /// the tempo. Render thread.
+    /// Nothing is asked, armed or made on a bare clock (no jump, recall or transpose waits
+    /// for its bar line): a block with no events only follows the tempo. Render thread.
     var settled = true
     /// A section jump, held recall or transpose was made in the last block (see `jumpedAt`,
     /// `HeldSnapshots.recalledAt`, `SongTranspose.appliedAt`). Render thread.
@@ -238,7 +238,7 @@ public final class SongClock: @unchecked Sendable {
         if isBare && settled && count == 0 { return count }
         let n = advanceAll(blockStart: blockStart, frames: frames, events: events, count: count, capacity: capacity)
         madeSomething = jumpedAt >= 0 || (heldSnapshots?.recalledAt ?? -1) >= 0 || (transposer?.appliedAt ?? -1) >= 0
-        settled = !madeSomething && (heldSnapshots?.isArmed != true) && (transposer?.isWaiting != true)
+        settled = !madeSomething && armed == nil && (heldSnapshots?.isArmed != true) && (transposer?.isWaiting != true)
         return n
     }
 
